@@ -1,0 +1,1 @@
+"""HTTP API views: thin — authenticate, validate, call one service or selector, serialize."""

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class AguiAppConfig(AppConfig):
+    name = "agui_app"
+    verbose_name = "AG-UI threads and runs"
+    default_auto_field = "django.db.models.BigAutoField"

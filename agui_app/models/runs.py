@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+
+class Run(models.Model):
+    """One AG-UI run on a thread. At most one per thread is ``running`` (a partial unique index)."""
+
+    thread = models.ForeignKey("agui_app.Thread", on_delete=models.CASCADE, related_name="runs")
+    run_id = models.CharField(max_length=128)
+    parent_run_id = models.CharField(max_length=128, blank=True)
+    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    outcome = models.JSONField(null=True, blank=True, help_text="RUN_FINISHED.outcome, when it finished.")
+    error = models.JSONField(null=True, blank=True, help_text="{code, message} when it failed.")
+    protocol_version = models.CharField(max_length=16, blank=True)
+    input_messages = models.JSONField(
+        default=list, blank=True, help_text="The user messages this run accepted (AG-UI JSON)."
+    )
+    owner = models.CharField(max_length=200, blank=True, help_text="host:pid:boot of the executing process")
+    cancel_requested = models.BooleanField(default=False)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "run_id"], name="run_unique_per_thread"),
+            models.UniqueConstraint(
+                fields=["thread"], condition=models.Q(status="running"), name="run_one_active_per_thread"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="run_status_heartbeat")]
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.run_id
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == RunStatus.RUNNING
+
+
+class Event(models.Model):
+    """One AG-UI event in a thread's log. ``seq`` is per thread, gap-free, never reused.
+
+    ``data`` holds the event exactly as it went on the wire (JSON text, camelCase, absent
+    fields omitted), so replay frames it without decoding or re-encoding.
+    """
+
+    thread = models.ForeignKey("agui_app.Thread", on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveBigIntegerField()
+    run = models.ForeignKey(
+        "agui_app.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    type = models.CharField(max_length=40)
+    data = models.TextField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["thread", "seq"], name="event_unique_seq")]
+        ordering = ["seq"]

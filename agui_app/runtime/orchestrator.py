@@ -1,0 +1,182 @@
+"""A run, executed as an asyncio task of the server process, detached from the request.
+
+pydantic-ai's ``AGUIAdapter`` produces the events (history from our ORM ``ConversationStore``,
+server-managed); this loop logs each one through the run's ``RunEventWriter`` before any client
+sees it, adds the ``STATE_SNAPSHOT`` right after ``RUN_STARTED``, notes the message ids the
+stream uses, and closes the run in the same transaction as its terminal event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
+from asgiref.sync import sync_to_async
+from pydantic_ai.ui import SSE_CONTENT_TYPE
+from pydantic_ai.usage import UsageLimits
+
+from agui_app.conversation_store import STORE
+from agui_app.detached import spawn_detached
+from agui_app.models import RunStatus, Tenant
+from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, run_input_without_state
+from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
+from agui_app.runtime.supervisor import RunHandle, get_supervisor
+from agui_app.runtime.writer import RunEventWriter
+from agui_app.services.messages import StreamIds
+from agui_app.services.runs import Admission, run_complete
+from agui_app.streaming.events import PendingEvent, encode_dict, encode_event
+from capabilities.assembly import assemble
+from capabilities.models import Agent
+from capabilities.runtime import ToolDeps
+
+logger = logging.getLogger(__name__)
+CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
+
+
+async def start_run(*, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput) -> RunHandle:
+    """Start the run as a task of this process and return its handle (it outlives the request)."""
+    supervisor = await get_supervisor()
+    handle = RunHandle(thread_key=str(admission.thread.pk), run_pk=admission.run.pk, run_id=admission.run.run_id)
+    supervisor.register(handle)
+    run = RunExecution(admission=admission, agent=agent, tenant=tenant, run_input=run_input, handle=handle)
+
+    async def execute() -> None:
+        try:
+            await run.execute()
+        finally:
+            supervisor.unregister(handle)
+
+    handle.task = spawn_detached(execute(), name=f"agui-run-{handle.run_id}")
+    return handle
+
+
+class RunExecution:
+    def __init__(
+        self, *, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput, handle: RunHandle
+    ) -> None:
+        self.thread = admission.thread
+        self.run = admission.run
+        self.agent = agent
+        self.tenant = tenant
+        self.run_input = run_input
+        self.handle = handle
+        self.writer = RunEventWriter(thread_pk=self.thread.pk, run_pk=self.run.pk, run_id=self.run.run_id)
+        self.gateway = RunStateGateway(
+            thread_pk=self.thread.pk,
+            run_pk=self.run.pk,
+            run_id=self.run.run_id,
+            writer=self.writer,
+            state=self.thread.state,
+            version=self.thread.state_version,
+        )
+        self.stream_ids = StreamIds()
+        self.saved_entry_ids: list[str] = []
+        self.skill_versions: dict[str, int | None] = {}
+        self.started = False
+
+    async def execute(self) -> None:
+        """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
+        terminal: BaseEvent | None = None
+        try:
+            async for event in await self.events():
+                if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
+                    terminal = event
+                    continue
+                await self.log(event)
+        except asyncio.CancelledError:
+            terminal = RunErrorEvent(message="The server stopped during the run.", code="run_interrupted")
+            await self.close(terminal, interrupted=True)
+            raise
+        except Exception as exc:
+            logger.exception("run %s failed inside the server", self.run.run_id)
+            terminal = RunErrorEvent(message=f"Internal error: {type(exc).__name__}", code="internal_error")
+        if terminal is None:
+            terminal = RunErrorEvent(message="The run ended without a result.", code="internal_error")
+        await self.close(terminal)
+
+    async def events(self) -> Any:
+        plan = await sync_to_async(assemble)(self.agent)
+        self.skill_versions = plan.skill_versions
+        adapter = HubAGUIAdapter(
+            agent=plan.agent,
+            run_input=run_input_without_state(self.run_input),
+            accept=SSE_CONTENT_TYPE,
+            conversation_store=STORE,
+            conversation_scope=self.tenant.conversation_scope,
+            manage_message_history="server",
+        )
+        adapter.limits = RunLimits(plan.max_iterations, plan.max_execution_seconds)
+        record = await STORE.read_record(self.thread.conversation_id)
+        earlier_requests = record.usage.requests if record is not None else 0
+        deps = ToolDeps(
+            tenant_slug=self.tenant.slug,
+            agent_slug=self.agent.slug,
+            thread_id=self.thread.thread_id,
+            run_id=self.run.run_id,
+            state_gateway=self.gateway,
+        )
+        return adapter.run_stream(
+            deps=deps,
+            conversation_id=self.thread.conversation_id,
+            # Limits are per run: the stored conversation's usage counts against them otherwise.
+            usage_limits=UsageLimits(request_limit=earlier_requests + plan.max_iterations),
+            timeout=plan.max_execution_seconds,
+            cancellation_token=self.handle.token,
+            instructions=state_instructions,
+            capabilities=[StateSync(self.gateway)],
+        )
+
+    async def log(self, event: BaseEvent) -> None:
+        if event.type == EventType.RUN_STARTED:
+            await self.writer.add(encode_event(event))
+            await self.gateway.log_snapshot()
+            self.started = True
+            return
+        if isinstance(event, CustomEvent) and event.name == CONVERSATION_SAVED and isinstance(event.value, dict):
+            self.saved_entry_ids = list(event.value.get("entry_ids") or [])
+        self.stream_ids.observe(event)
+        await self.writer.add(encode_event(event))
+
+    async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
+        """Log the terminal event and record the run's end in one transaction."""
+        status, outcome, error = self.ending(terminal, interrupted)
+        events: list[PendingEvent] = []
+        if not self.started:  # failed before the stream began: it must still start properly
+            events.append(
+                encode_dict({"type": "RUN_STARTED", "threadId": self.thread.thread_id, "runId": self.run.run_id})
+            )
+        events.append(encode_event(terminal))
+
+        def complete() -> None:
+            run_complete(
+                run=self.run,
+                status=status,
+                outcome=outcome,
+                error=error,
+                saved_entry_ids=self.saved_entry_ids,
+                stream_ids=self.stream_ids,
+                skill_versions=self.skill_versions,
+            )
+
+        try:
+            await self.writer.flush_with(events, then=complete)
+        except Exception:
+            logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
+
+    @staticmethod
+    def ending(
+        terminal: BaseEvent, interrupted: bool
+    ) -> tuple[RunStatus, dict[str, Any] | None, dict[str, Any] | None]:
+        if isinstance(terminal, RunFinishedEvent):
+            outcome = terminal.outcome.model_dump(mode="json", by_alias=True, exclude_none=True) if terminal.outcome else None
+            cancelled = outcome is not None and outcome.get("type") == "cancelled"
+            return (RunStatus.CANCELLED if cancelled else RunStatus.SUCCEEDED), outcome, None
+        assert isinstance(terminal, RunErrorEvent)
+        error = {"code": terminal.code or "run_failed", "message": terminal.message}
+        if interrupted:
+            return RunStatus.INTERRUPTED, None, error
+        if terminal.code == "cancelled":
+            return RunStatus.CANCELLED, None, error
+        return RunStatus.FAILED, None, error

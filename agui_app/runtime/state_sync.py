@@ -1,0 +1,138 @@
+"""Shared state inside a run.
+
+Tools see a copy-on-write document (``ctx.deps.state``). After every tool execution the
+``StateSync`` capability commits what changed: it diffs against the last committed tree (fast,
+because untouched subtrees are shared), flushes the run's buffered events so the log keeps its
+order, and applies the ops to the *latest stored* state through the state service — so agent
+and client writes interleave in commit order. An agent change that no longer applies (a client
+removed what the agent edited) is refused: the run's copy is reloaded, a ``STATE_SNAPSHOT`` is
+logged, and the tool gets an error the model can react to. One baseline and one lock per run,
+so deltas compose even when the model calls several tools in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.tools import ToolDefinition
+
+from agui_app.cow import CowDocument
+from agui_app.errors import ApiError
+from agui_app.models import StateSource
+from agui_app.runtime.writer import RunEventWriter
+from agui_app.services.state import state_apply_patch, state_log_snapshot
+from capabilities.runtime import StatePatchRejected, ToolDeps
+
+astate_apply_patch = sync_to_async(state_apply_patch)
+astate_log_snapshot = sync_to_async(state_log_snapshot)
+
+
+class RunStateGateway:
+    """Implements ``capabilities.runtime.StateGateway`` for one run."""
+
+    def __init__(
+        self, *, thread_pk: uuid.UUID, run_pk: int, run_id: str, writer: RunEventWriter, state: dict[str, Any], version: int
+    ) -> None:
+        self.thread_pk = thread_pk
+        self.run_pk = run_pk
+        self.run_id = run_id
+        self.writer = writer
+        self.document = CowDocument(state)
+        self.version = version
+        self.lock = asyncio.Lock()
+
+    @property
+    def view(self) -> MutableMapping[str, Any]:
+        return self.document.view
+
+    async def log_snapshot(self) -> None:
+        """Log a ``STATE_SNAPSHOT`` of the stored state after the buffered events; adopt it."""
+        async with self.lock:
+            await self.writer.flush()
+            state, self.version = await astate_log_snapshot(
+                thread_pk=self.thread_pk, run_pk=self.run_pk, run_id=self.run_id
+            )
+            self.document.reset(state)
+
+    async def apply_patch(self, ops: list[dict[str, Any]]) -> int:
+        """The ``update_state`` tool: commit pending tool changes, then apply ``ops`` at once."""
+        async with self.lock:
+            await self._commit_locked()
+            return await self._apply_locked(ops)
+
+    async def commit(self) -> None:
+        """Apply what tools changed through ``view`` since the last commit (one delta)."""
+        async with self.lock:
+            await self._commit_locked()
+
+    async def _commit_locked(self) -> None:
+        ops = self.document.commit()
+        if ops:
+            await self._apply_locked(ops)
+
+    async def _apply_locked(self, ops: list[dict[str, Any]]) -> int:
+        await self.writer.flush()
+        try:
+            change = await astate_apply_patch(
+                thread_pk=self.thread_pk,
+                ops=ops,
+                source=StateSource.AGENT,
+                run_pk=self.run_pk,
+                run_id=self.run_id,
+            )
+        except ApiError as exc:
+            # The change no longer applies to the stored state (or breaks its schema): reload.
+            state, self.version = await astate_log_snapshot(
+                thread_pk=self.thread_pk, run_pk=self.run_pk, run_id=self.run_id
+            )
+            self.document.reset(state)
+            raise StatePatchRejected(exc.message, details=exc.details) from exc
+        self.version = change.version
+        self.document.reset(change.state)
+        return change.version
+
+
+@dataclass
+class StateSync(AbstractCapability[ToolDeps]):
+    """Commits the run's state changes after each tool execution."""
+
+    gateway: RunStateGateway
+
+    async def wrap_tool_execute(
+        self, ctx: RunContext[ToolDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
+    ) -> Any:
+        try:
+            return await handler(args)
+        finally:
+            try:
+                await self.gateway.commit()
+            except StatePatchRejected as exc:
+                raise ModelRetry(
+                    f"Your change to the shared state was not applied: {exc.message}. "
+                    "The state was changed by someone else meanwhile and has been reloaded; "
+                    "read it again before retrying."
+                ) from exc
+
+
+def state_instructions(ctx: RunContext[ToolDeps]) -> str:
+    """The "Current shared state" block the model sees on every request (cut when large)."""
+    limit = settings.AGUI_STATE_IN_PROMPT_CHARS
+    text = orjson.dumps(ctx.deps.state_gateway.document.root, option=orjson.OPT_INDENT_2).decode()
+    note = ""
+    if len(text) > limit:
+        note = f"\n(The state is {len(text)} characters; only the first {limit} are shown.)"
+        text = text[:limit]
+    return (
+        "Current shared state (a JSON document the user sees and edits too; change it with the "
+        f"update_state tool or your tools):\n```json\n{text}\n```{note}"
+    )

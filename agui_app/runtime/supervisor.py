@@ -1,0 +1,107 @@
+"""This process's runs: their tasks and cancel tokens, heartbeats, cancel requests from any
+process, and the sweep that recovers runs whose process died.
+
+One supervisor per event loop (a server process has one). It listens for ``agui.cancel``
+control messages on the hub, beats every ``AGUI_RUN_HEARTBEAT_SECONDS`` for its runs (and
+cancels those whose ``cancel_requested`` flag it finds set, in case a message was lost), and
+sweeps stale runs of other processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from pydantic_ai import CancellationToken
+
+from agui_app.detached import spawn_detached
+from agui_app.services.runs import runs_heartbeat, runs_recover_stale
+from agui_app.streaming.hub import get_hub
+
+logger = logging.getLogger(__name__)
+SWEEP_EVERY_BEATS = 3
+
+
+@dataclass
+class RunHandle:
+    thread_key: str
+    run_pk: int
+    run_id: str
+    token: CancellationToken = field(default_factory=CancellationToken)
+    task: asyncio.Task[None] | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def cancel(self) -> None:
+        if not self.token.cancelled:
+            with contextlib.suppress(Exception):
+                self.token.cancel()
+
+
+class Supervisor:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.runs: dict[int, RunHandle] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def ensure_started(self) -> None:
+        if self._task is not None:
+            return
+        hub = get_hub()
+        await hub.ensure_started()
+        hub.control_handlers.append(self.on_control)
+        self._task = spawn_detached(self._beat(), name="agui-run-supervisor")
+
+    def register(self, handle: RunHandle) -> None:
+        self.runs[handle.run_pk] = handle
+
+    def unregister(self, handle: RunHandle) -> None:
+        self.runs.pop(handle.run_pk, None)
+        handle.done.set()
+
+    def find(self, thread_key: str, run_id: str) -> RunHandle | None:
+        for handle in self.runs.values():
+            if handle.thread_key == thread_key and handle.run_id == run_id:
+                return handle
+        return None
+
+    def on_control(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "agui.cancel":
+            handle = self.find(str(message.get("thread")), str(message.get("run_id")))
+            if handle is not None:
+                handle.cancel()
+
+    async def _beat(self) -> None:
+        beats = 0
+        while True:
+            try:
+                flagged = await sync_to_async(runs_heartbeat)(list(self.runs))
+                for run_pk in flagged:
+                    if (handle := self.runs.get(run_pk)) is not None:
+                        handle.cancel()
+                if beats % SWEEP_EVERY_BEATS == 0:
+                    recovered = await sync_to_async(runs_recover_stale)()
+                    if recovered:
+                        logger.warning("recovered %d run(s) whose process stopped", recovered)
+            except Exception:
+                logger.exception("run supervisor beat failed")
+            beats += 1
+            await asyncio.sleep(settings.AGUI_RUN_HEARTBEAT_SECONDS)
+
+
+_supervisors: dict[asyncio.AbstractEventLoop, Supervisor] = {}
+
+
+async def get_supervisor() -> Supervisor:
+    loop = asyncio.get_running_loop()
+    for stale in [other for other in _supervisors if other.is_closed()]:
+        del _supervisors[stale]
+    supervisor = _supervisors.get(loop)
+    if supervisor is None:
+        supervisor = _supervisors[loop] = Supervisor(loop)
+    await supervisor.ensure_started()
+    return supervisor

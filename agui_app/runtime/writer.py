@@ -1,0 +1,78 @@
+"""A run's event writer: buffers encoded events and appends them to the log in batches.
+
+Flushes on size (``AGUI_EVENT_FLUSH_EVENTS``), on time (``AGUI_EVENT_FLUSH_MS`` after the first
+buffered event) and on demand (before a state change, at the end). One flush at a time, in
+order; a batch is one transaction and one hop to the database thread. Nothing is published
+before it is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import transaction
+
+from agui_app.eventlog import append_events
+from agui_app.streaming.events import PendingEvent
+
+
+class RunEventWriter:
+    def __init__(self, *, thread_pk: uuid.UUID, run_pk: int, run_id: str) -> None:
+        self.thread_pk = thread_pk
+        self.run_pk = run_pk
+        self.run_id = run_id
+        self.pending: list[PendingEvent] = []
+        self.lock = asyncio.Lock()
+        self.flush_events = settings.AGUI_EVENT_FLUSH_EVENTS
+        self.flush_seconds = settings.AGUI_EVENT_FLUSH_MS / 1000
+        self._timer: asyncio.TimerHandle | None = None
+        self._timed_flush: asyncio.Task[None] | None = None
+        self.failure: BaseException | None = None
+        self.count = 0
+
+    async def add(self, event: PendingEvent) -> None:
+        if self.failure is not None:
+            raise self.failure
+        self.pending.append(event)
+        self.count += 1
+        if len(self.pending) >= self.flush_events:
+            await self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._timed_flush = asyncio.get_running_loop().create_task(self._flush_quietly())
+
+    async def _flush_quietly(self) -> None:
+        try:
+            await self.flush()
+        except Exception as exc:  # surfaced to the run by the next add()/flush()
+            self.failure = exc
+
+    async def flush(self) -> None:
+        await self.flush_with()
+
+    async def flush_with(
+        self, extra: list[PendingEvent] | None = None, then: Callable[[], Any] | None = None
+    ) -> None:
+        """Append the buffered events (and ``extra``), then call ``then()`` in the same transaction."""
+        async with self.lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            batch, self.pending = self.pending, []
+            batch.extend(extra or [])
+            if batch or then is not None:
+                await sync_to_async(self._write)(batch, then)
+
+    def _write(self, batch: list[PendingEvent], then: Callable[[], Any] | None) -> None:
+        with transaction.atomic():
+            append_events(self.thread_pk, batch, run_pk=self.run_pk, run_id=self.run_id)
+            if then is not None:
+                then()

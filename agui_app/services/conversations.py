@@ -1,0 +1,57 @@
+"""Writes to stored conversations outside pydantic-ai's own save (which only saves completed turns)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ag_ui.core import UserMessage
+from pydantic import TypeAdapter
+from pydantic_ai._uuid import uuid7
+from pydantic_ai.conversation_store import ConversationConflict, ConversationEntry, ConversationRecord
+from pydantic_ai.ui.ag_ui import AGUIAdapter
+
+from agui_app.conversation_store import STORE, history_rows
+from agui_app.models import Thread
+from agui_app.services.messages import entry_messages
+
+USER_MESSAGES = TypeAdapter(list[UserMessage])
+
+
+def conversation_keep_user_messages(*, thread: Thread, scope: str, messages: list[dict[str, Any]]) -> int:
+    """Append the accepted user messages a run did not get to save (it failed, was cancelled or
+    its process died), so a message the server accepted is never lost. Idempotent: messages
+    whose id the history already holds are skipped. Returns how many were appended.
+    """
+    wanted = USER_MESSAGES.validate_python(messages)
+    if not wanted:
+        return 0
+    for _attempt in range(3):
+        record = STORE.read_record_sync(thread.conversation_id)
+        if record is not None and record.scope != scope:
+            return 0
+        rows = history_rows(record.head_id) if record is not None else []
+        known = {m.id for row in rows for m in entry_messages(row) if m.role == "user"}
+        missing = [m for m in wanted if m.id not in known]
+        if not missing:
+            return 0
+        parent_id = record.head_id if record is not None else None
+        entries: list[ConversationEntry] = []
+        # One request per message, so each keeps its own id (a merged request keeps only the last).
+        for message in (loaded for m in missing for loaded in AGUIAdapter.load_messages([m])):
+            entry = ConversationEntry(id=str(uuid7()), parent_id=parent_id, message=message)
+            entries.append(entry)
+            parent_id = entry.id
+        updated = ConversationRecord(
+            conversation_id=thread.conversation_id, head_id=parent_id, scope=scope, revision=str(uuid7())
+        )
+        if record is not None:
+            updated = dataclasses.replace(record, head_id=parent_id, revision=str(uuid7()), updated_at=updated.updated_at)
+        try:
+            STORE.write_record_sync(
+                updated, new_entries=entries, expected_revision=record.revision if record else None
+            )
+        except ConversationConflict:
+            continue
+        return len(entries)
+    return 0

@@ -1,0 +1,209 @@
+"""Run admission, completion, cancellation and crash recovery (the sync, transactional half).
+
+One active run per thread is enforced twice: under the thread's row lock here, and by a
+partial unique index (``status = 'running'``) that catches a race between processes.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from ag_ui.core import RunAgentInput
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from agui_app.errors import Conflict
+from agui_app.eventlog import append_events
+from agui_app.models import LoadedCapability, Run, RunStatus, StateSource, Tenant, Thread
+from agui_app.services.conversations import conversation_keep_user_messages
+from agui_app.services.messages import StreamIds, loaded_in, messages_json, record_stream_ids, user_messages
+from agui_app.services.state import state_replace
+from agui_app.streaming.events import encode_dict
+from agui_app.streaming.hub import PROCESS_ID, broadcast_control
+from capabilities.models import Agent
+
+HOSTNAME = socket.gethostname()
+
+
+@dataclass(frozen=True)
+class Admission:
+    thread: Thread
+    run: Run
+    cursor: int  # the thread's last seq when the run was admitted: its stream starts after it
+
+
+def run_admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admission:
+    """Create the thread on first use and admit a new run on it.
+
+    Records the input's ``state`` as a client revision first when it is a non-empty object that
+    differs from the stored one (an empty or absent state means "no change").
+
+    Raises:
+        Conflict: ``thread_busy`` (a run is active), ``thread_agent_mismatch``, ``run_exists``,
+            ``state_version_stale`` (``forwardedProps.stateVersion`` is not current).
+    """
+    forwarded = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else {}
+    try:
+        with transaction.atomic():
+            thread, _ = Thread.objects.get_or_create(
+                tenant=tenant, thread_id=run_input.thread_id, defaults={"agent": agent}
+            )
+            thread = Thread.objects.select_for_update().get(pk=thread.pk)
+            if thread.agent_id != agent.pk:
+                raise Conflict(
+                    f"Thread {thread.thread_id!r} belongs to another agent.", code="thread_agent_mismatch"
+                )
+            active = Run.objects.filter(thread=thread, status=RunStatus.RUNNING).first()
+            if active is not None and is_stale(active):
+                run_recover(active)
+                active = None
+            if active is not None:
+                raise Conflict(
+                    "A run is active on this thread.", code="thread_busy", details={"activeRunId": active.run_id}
+                )
+            if Run.objects.filter(thread=thread, run_id=run_input.run_id).exists():
+                raise Conflict(f"Run {run_input.run_id!r} already exists on this thread.", code="run_exists")
+            _record_input_state(thread, run_input.state, forwarded.get("stateVersion"))
+            run = Run.objects.create(
+                thread=thread,
+                run_id=run_input.run_id,
+                parent_run_id=run_input.parent_run_id or "",
+                protocol_version=getattr(run_input, "protocol_version", None) or "",
+                input_messages=messages_json(user_messages(run_input.messages)),
+                owner=PROCESS_ID,
+                heartbeat_at=timezone.now(),
+            )
+            thread.refresh_from_db(fields=["last_seq", "state", "state_version"])
+            return Admission(thread=thread, run=run, cursor=thread.last_seq)
+    except IntegrityError as exc:  # another process admitted a run on this thread meanwhile
+        raise Conflict("A run is active on this thread.", code="thread_busy") from exc
+
+
+def _record_input_state(thread: Thread, state: Any, state_version: Any) -> None:
+    if state_version is not None:
+        if not isinstance(state_version, int) or isinstance(state_version, bool):
+            raise Conflict("forwardedProps.stateVersion must be an integer.", code="state_version_stale")
+        if state_version != thread.state_version:
+            raise Conflict(
+                f"The state is at version {thread.state_version}, not {state_version}.",
+                code="state_version_stale",
+                details={"currentVersion": thread.state_version},
+            )
+    if isinstance(state, dict) and state and state != thread.state:
+        state_replace(thread_pk=thread.pk, state=state, source=StateSource.CLIENT)
+
+
+def is_stale(run: Run) -> bool:
+    """A running run whose process stopped beating, or died on this very host."""
+    if run.owner == PROCESS_ID:
+        return False
+    host, _, rest = run.owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host == HOSTNAME and pid.isdigit() and not _pid_alive(int(pid)):
+        return True
+    limit = timezone.now() - timedelta(seconds=settings.AGUI_RUN_STALE_SECONDS)
+    return run.heartbeat_at is None or run.heartbeat_at < limit
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run_recover(run: Run) -> None:
+    """Mark a run whose process died ``interrupted``: close its stream with a logged ``RUN_ERROR``,
+    keep its accepted user messages in the history, and free the thread. Idempotent."""
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().select_related("thread__tenant").get(pk=run.pk)
+        if locked.status != RunStatus.RUNNING:
+            return
+        message = "The server process running this run stopped; the run was interrupted. Run again to continue."
+        append_events(
+            locked.thread_id,
+            [encode_dict({"type": "RUN_ERROR", "message": message, "code": "run_interrupted"})],
+            run_pk=locked.pk,
+            run_id=locked.run_id,
+        )
+        locked.status = RunStatus.INTERRUPTED
+        locked.error = {"code": "run_interrupted", "message": message}
+        locked.finished_at = timezone.now()
+        locked.save(update_fields=["status", "error", "finished_at"])
+        conversation_keep_user_messages(
+            thread=locked.thread,
+            scope=locked.thread.tenant.conversation_scope,
+            messages=locked.input_messages,
+        )
+
+
+def runs_recover_stale() -> int:
+    """Recover every stale run (called periodically by each process). Returns how many."""
+    candidates = Run.objects.filter(status=RunStatus.RUNNING).exclude(owner=PROCESS_ID)
+    recovered = 0
+    for run in candidates:
+        if is_stale(run):
+            run_recover(run)
+            recovered += 1
+    return recovered
+
+
+def runs_heartbeat(run_pks: list[int]) -> set[int]:
+    """Beat for this process's runs; returns those whose cancel was requested (a safety net for
+    a lost control message)."""
+    if not run_pks:
+        return set()
+    Run.objects.filter(pk__in=run_pks, status=RunStatus.RUNNING).update(heartbeat_at=timezone.now())
+    return set(Run.objects.filter(pk__in=run_pks, cancel_requested=True).values_list("pk", flat=True))
+
+
+def run_request_cancel(*, run: Run) -> Run:
+    """Ask the run's process, wherever it is, to cancel it.
+
+    Raises:
+        Conflict: ``run_not_active`` when the run already ended.
+    """
+    updated = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(cancel_requested=True)
+    if not updated:
+        run.refresh_from_db()
+        raise Conflict(f"Run {run.run_id!r} is not active (status {run.status}).", code="run_not_active")
+    broadcast_control({"type": "agui.cancel", "thread": str(run.thread_id), "run_id": run.run_id})
+    run.refresh_from_db()
+    return run
+
+
+def run_complete(
+    *,
+    run: Run,
+    status: RunStatus,
+    outcome: dict[str, Any] | None,
+    error: dict[str, Any] | None,
+    saved_entry_ids: list[str],
+    stream_ids: StreamIds,
+    skill_versions: dict[str, int | None],
+) -> None:
+    """Record how a run ended. Runs inside the transaction that logs its terminal event, so the
+    thread is free, the message ids are stored and the loads are projected by the time any client
+    sees ``RUN_FINISHED``/``RUN_ERROR``."""
+    if saved_entry_ids:
+        saved = record_stream_ids(saved_entry_ids, stream_ids)
+        for capability_id in sorted(loaded_in(saved)):
+            LoadedCapability.objects.update_or_create(
+                thread_id=run.thread_id,
+                capability_id=capability_id,
+                defaults={"skill_version_id": skill_versions.get(capability_id), "run": run},
+            )
+    if status != RunStatus.SUCCEEDED:
+        thread = Thread.objects.select_related("tenant").get(pk=run.thread_id)
+        conversation_keep_user_messages(
+            thread=thread, scope=thread.tenant.conversation_scope, messages=run.input_messages
+        )
+    Run.objects.filter(pk=run.pk).update(status=status, outcome=outcome, error=error, finished_at=timezone.now())

@@ -1,0 +1,1 @@
+"""Live delivery of logged events: the in-process hub, followers, and SSE framing."""

@@ -1,0 +1,111 @@
+"""Assembly of the pydantic-ai agent for one run, from the agent's enabled skills.
+
+Each skill becomes a ``Capability`` (its id, description, instructions, registry tools and model
+settings); deferred ones appear in the catalog and load on demand. Built fresh per run (capability
+objects are not shareable across runs), from rows the caller loaded with the agent.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai import DeferredToolRequests, Tool
+from pydantic_ai.capabilities import Capability
+from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings
+
+from capabilities.llm import ModelUnavailable, resolve_model, unavailable_model
+from capabilities.models import Agent, AgentSkill
+from capabilities.runtime import ToolDeps
+from capabilities.tools.registry import registry
+
+logger = logging.getLogger(__name__)
+
+
+class SkillCapability(Capability[ToolDeps]):
+    """A skill as a pydantic-ai capability; its model settings apply once it is active."""
+
+    def __init__(self, *, model_settings: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._skill_model_settings = model_settings or None
+
+    def get_model_settings(self) -> Any:
+        return ModelSettings(**self._skill_model_settings) if self._skill_model_settings else None
+
+
+@dataclass
+class RunAgentPlan:
+    """Everything a run needs from ``capabilities``."""
+
+    agent: PydanticAgent[ToolDeps, Any]
+    model: Model
+    model_unavailable: str | None
+    max_iterations: int
+    max_execution_seconds: int
+    state_schema: dict[str, Any] | None
+    skill_versions: dict[str, int | None] = field(default_factory=dict)
+
+
+def enabled_agent_skills(agent: Agent) -> list[AgentSkill]:
+    """The agent's enabled skills, in id order (uses a prefetch when there is one)."""
+    return sorted(
+        (link for link in agent.agent_skills.all() if link.skill.enabled),
+        key=lambda link: link.skill.skill_id,
+    )
+
+
+def skill_tools(names: list[str], requires_approval: list[str], *, skill_id: str) -> list[Tool[Any]]:
+    tools: list[Tool[Any]] = []
+    for name in names:
+        if name not in registry:
+            logger.warning("skill %s names unregistered tool %s; it is left out", skill_id, name)
+            continue
+        registered = registry.get(name)
+        tools.append(registered.build(requires_approval=registered.requires_approval or name in requires_approval))
+    return tools
+
+
+def build_capability(link: AgentSkill) -> SkillCapability:
+    skill = link.skill
+    return SkillCapability(
+        id=skill.skill_id,
+        description=skill.description,
+        instructions=skill.instructions or None,
+        tools=skill_tools(list(skill.tools), list(skill.requires_approval), skill_id=skill.skill_id),
+        defer_loading=skill.defer_loading and not link.always_on,
+        model_settings=dict(skill.model_settings or {}),
+    )
+
+
+def assemble(agent: Agent) -> RunAgentPlan:
+    """The pydantic-ai agent for one run of ``agent``. Never raises for an unusable model: the
+    plan carries a model that fails in-stream, with the reason."""
+    links = enabled_agent_skills(agent)
+    try:
+        model: Model = resolve_model(agent.model)
+        unavailable = None
+    except ModelUnavailable as exc:
+        unavailable = str(exc)
+        model = unavailable_model(unavailable)
+    pydantic_agent = PydanticAgent(
+        model,
+        deps_type=ToolDeps,
+        output_type=[str, DeferredToolRequests],
+        instructions=agent.instructions or None,
+        tools=[t.build() for t in registry.always_on()],
+        capabilities=[build_capability(link) for link in links],
+        model_settings=ModelSettings(parallel_tool_calls=agent.parallel_tool_calls),
+        name=agent.slug,
+    )
+    return RunAgentPlan(
+        agent=pydantic_agent,
+        model=model,
+        model_unavailable=unavailable,
+        max_iterations=agent.max_iterations,
+        max_execution_seconds=agent.max_execution_seconds,
+        state_schema=agent.state_schema,
+        skill_versions={link.skill.skill_id: link.skill.current_version_id for link in links},
+    )

@@ -1,0 +1,319 @@
+"""The built-in ``demo`` model: deterministic and offline, on pydantic-ai's ``FunctionModel``.
+
+*Scripted*: when the last user message is JSON ``{"agui_script": [step, ...]}``, model request
+*i* of the turn answers step *i*: ``{"call": tool, "args": {...}}``, ``{"calls": [...]}``
+(parallel) or ``{"say": text}`` (one delta per word; ends the run). A step may carry
+``"delay_ms"`` (≤ 30000) to wait before answering. Past the last step it says "Script complete."
+
+*Router* otherwise: it loads the deferred capability that best matches the user's words, calls
+that capability's tools whose arguments it can fill from the text, then answers in words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.tools import ToolDefinition
+
+MAX_DELAY_MS = 30_000
+LOAD_TOOL = "load_capability"
+SYSTEM_VOICE = "<system>"
+CATALOG_LINE = re.compile(r"^- ([a-z][a-z0-9_-]*): (.+)$", re.MULTILINE)
+CATALOG_BLOCK = re.compile(
+    r'<pyai:context id="capability:deferred_capabilities">(.*?)</pyai:context>', re.DOTALL
+)
+WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(
+    "a an and are as at be by can do for from how i in is it me my of on or please the this to use what "
+    "when with you your".split()
+)
+
+
+class ToolCallStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    call: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScriptStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    say: str | None = None
+    call: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+    calls: list[ToolCallStep] | None = None
+    delay_ms: int = Field(default=0, ge=0, le=MAX_DELAY_MS)
+
+    @model_validator(mode="after")
+    def exactly_one_action(self) -> ScriptStep:
+        if sum(x is not None for x in (self.say, self.call, self.calls)) != 1:
+            raise ValueError("a step needs exactly one of 'say', 'call' or 'calls'")
+        return self
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    agui_script: list[ScriptStep]
+
+
+def build_demo_model() -> FunctionModel:
+    return FunctionModel(stream_function=demo_stream, model_name="demo")
+
+
+@dataclass
+class Turn:
+    """The current user turn, as the model sees it: the prompt and what happened since."""
+
+    prompt: str
+    responses: list[ModelResponse]
+    tool_returns: list[ToolReturnPart]
+
+    @property
+    def called_tools(self) -> set[str]:
+        return {p.tool_name for r in self.responses for p in r.parts if isinstance(p, ToolCallPart)}
+
+
+def current_turn(messages: Sequence[ModelMessage]) -> Turn:
+    """The last real user prompt (not a ``<system>`` delta) and the messages after it."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, ModelRequest):
+            prompts = [
+                p.content
+                for p in message.parts
+                if isinstance(p, UserPromptPart) and isinstance(p.content, str)
+                if not p.content.startswith(SYSTEM_VOICE)
+            ]
+            if prompts:
+                rest = messages[index + 1 :]
+                return Turn(
+                    prompt=prompts[-1],
+                    responses=[m for m in rest if isinstance(m, ModelResponse)],
+                    tool_returns=[
+                        p
+                        for m in rest
+                        if isinstance(m, ModelRequest)
+                        for p in m.parts
+                        if isinstance(p, ToolReturnPart)
+                    ],
+                )
+    return Turn(prompt="", responses=[], tool_returns=[])
+
+
+def parse_script(prompt: str) -> Script | None | str:
+    """The script in a prompt; ``None`` when it is not a script; an error text when it is a bad one."""
+    stripped = prompt.strip()
+    if not stripped.startswith("{") or "agui_script" not in stripped:
+        return None
+    try:
+        return Script.model_validate_json(stripped)
+    except ValidationError as exc:
+        return f"Invalid agui_script: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}"
+
+
+async def demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+    turn = current_turn(messages)
+    script = parse_script(turn.prompt)
+    if isinstance(script, str):
+        async for chunk in say(script):
+            yield chunk
+        return
+    if script is not None:
+        async for chunk in play_step(script, len(turn.responses)):
+            yield chunk
+        return
+    async for chunk in route(turn, messages, info):
+        yield chunk
+
+
+async def say(text: str) -> AsyncIterator[str]:
+    """One delta per word, each carrying the whitespace before it."""
+    for index, word in enumerate(text.split(" ")):
+        chunk = word if index == 0 else f" {word}"
+        if chunk:
+            yield chunk
+
+
+def tool_call(name: str, args: dict[str, Any]) -> DeltaToolCall:
+    return DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=f"call_{uuid.uuid4().hex[:16]}")
+
+
+async def play_step(script: Script, index: int) -> AsyncIterator[str | DeltaToolCalls]:
+    if index >= len(script.agui_script):
+        async for chunk in say("Script complete."):
+            yield chunk
+        return
+    step = script.agui_script[index]
+    if step.delay_ms:
+        await asyncio.sleep(step.delay_ms / 1000)
+    if step.say is not None:
+        async for chunk in say(step.say):
+            yield chunk
+    elif step.call is not None:
+        yield {0: tool_call(step.call, step.args)}
+    else:
+        yield {i: tool_call(call.call, call.args) for i, call in enumerate(step.calls or [])}
+
+
+# --- router --------------------------------------------------------------------------------
+
+
+def words(text: str) -> set[str]:
+    return {w for w in WORD.findall(text.lower().replace("_", " ")) if w not in STOPWORDS}
+
+
+def catalog(messages: Sequence[ModelMessage], info: AgentInfo) -> dict[str, str]:
+    """The deferred-capability catalog: the last one the model was shown (it is appended as it changes)."""
+    texts = [info.instructions or ""]
+    texts += [
+        p.content
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, UserPromptPart) and isinstance(p.content, str) and p.content.startswith(SYSTEM_VOICE)
+    ]
+    found: dict[str, str] = {}
+    for text in texts:
+        for block in CATALOG_BLOCK.findall(text):
+            found = dict(CATALOG_LINE.findall(block))
+    return found
+
+
+def capability_tools(info: AgentInfo) -> dict[str, list[ToolDefinition]]:
+    """Tools by owning capability, loaded or not (withheld ones carry their ``capability_id``)."""
+    grouped: dict[str, list[ToolDefinition]] = {}
+    for definition in info.model_request_parameters.function_tools:
+        owner = getattr(definition, "capability_id", None)
+        if owner:
+            grouped.setdefault(owner, []).append(definition)
+    return grouped
+
+
+def best_capability(
+    prompt: str, options: dict[str, str], tools: dict[str, list[ToolDefinition]]
+) -> str | None:
+    asked = words(prompt)
+    best, best_score = None, 0
+    for cap_id, description in options.items():
+        vocabulary = words(f"{cap_id} {description}")
+        for definition in tools.get(cap_id, []):
+            vocabulary |= words(definition.name)
+        score = len(asked & vocabulary)
+        if score > best_score:
+            best, best_score = cap_id, score
+    return best
+
+
+async def route(
+    turn: Turn, messages: Sequence[ModelMessage], info: AgentInfo
+) -> AsyncIterator[str | DeltaToolCalls]:
+    visible = {t.name: t for t in info.function_tools}
+    grouped = capability_tools(info)
+    options = catalog(messages, info)
+    chosen = best_capability(turn.prompt, options, grouped)
+    if chosen is not None:
+        tools = grouped.get(chosen, [])
+        if (
+            LOAD_TOOL in visible
+            and not any(t.name in visible for t in tools)
+            and LOAD_TOOL not in turn.called_tools
+        ):
+            yield {0: tool_call(LOAD_TOOL, {"id": chosen})}
+            return
+        calls = [
+            (t.name, args)
+            for t in sorted(
+                tools, key=lambda t: -len(words(turn.prompt) & words(f"{t.name} {t.description}"))
+            )
+            if t.name in visible and t.name not in turn.called_tools
+            if (args := fill_arguments(t, turn.prompt)) is not None
+        ]
+        if calls and not any(r.tool_name in {n for n, _ in calls} for r in turn.tool_returns):
+            name, args = calls[0]
+            yield {0: tool_call(name, args)}
+            return
+    async for chunk in say(answer(turn, chosen)):
+        yield chunk
+
+
+def answer(turn: Turn, chosen: str | None) -> str:
+    results = [
+        str(p.content)
+        for p in turn.tool_returns
+        if p.tool_name != LOAD_TOOL and p.tool_name != "update_state"
+    ]
+    if results:
+        return "Done. " + " ".join(results)
+    if chosen is not None:
+        return f"I loaded the {chosen} capability but could not tell which details to use. Could you be more specific?"
+    return (
+        "I am the offline demo model. Ask me about the weather in a city, your todo list, or a refund, "
+        'or send {"agui_script": [...]} to script me.'
+    )
+
+
+# --- argument filling ---------------------------------------------------------------------
+
+QUOTED = re.compile(r"[\"“']([^\"”']+)[\"”']")
+NUMBER = re.compile(r"(?<![\w-])(\d+(?:\.\d+)?)(?![\w-])")
+ORDER_ID = re.compile(r"\b([A-Za-z]+-?\d+[A-Za-z0-9-]*)\b")
+CITY = re.compile(r"\b(?:in|for|at)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
+TODO_TEXT = re.compile(
+    r"(?:add|remember|remind me to|put)\s+(?:a todo\s+(?:to\s+)?|an item\s+)?(.+?)"
+    r"(?:\s+(?:to|on|onto)\s+(?:my|the)\s+(?:todo\s*)?list)?[.!?]*$",
+    re.IGNORECASE,
+)
+
+
+def fill_arguments(definition: ToolDefinition, prompt: str) -> dict[str, Any] | None:
+    """Arguments for ``definition`` taken from the prompt, or ``None`` if a required one is missing."""
+    schema = definition.parameters_json_schema
+    properties: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    numbers = [m for m in NUMBER.findall(prompt)]
+    args: dict[str, Any] = {}
+    for name, prop in properties.items():
+        value = guess(name, prop.get("type"), prompt, numbers)
+        if value is not None:
+            args[name] = value
+        elif name in required:
+            return None
+    return args
+
+
+def guess(name: str, kind: str | None, prompt: str, numbers: list[str]) -> Any:
+    if kind in {"integer", "number"}:
+        if not numbers:
+            return None
+        raw = numbers.pop(0)
+        return int(float(raw)) if kind == "integer" else float(raw)
+    if kind != "string":
+        return None
+    if name == "city":
+        match = CITY.search(prompt)
+        return match.group(1) if match else None
+    if name.endswith("_id"):
+        match = ORDER_ID.search(prompt)
+        if match and match.group(1) in numbers:
+            numbers.remove(match.group(1))
+        return match.group(1) if match else None
+    if quoted := QUOTED.search(prompt):
+        return quoted.group(1)
+    if name == "text" and (match := TODO_TEXT.search(prompt.strip())):
+        return match.group(1).strip()
+    return prompt.strip() or None

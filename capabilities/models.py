@@ -1,0 +1,129 @@
+"""What agents can do: agent definitions and Markdown skills with immutable versions."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+SKILL_ID_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
+
+
+def default_model() -> str:
+    return settings.AGUI_DEFAULT_MODEL
+
+
+def default_max_iterations() -> int:
+    return settings.AGUI_DEFAULT_MAX_ITERATIONS
+
+
+def default_max_execution_seconds() -> int:
+    return settings.AGUI_DEFAULT_MAX_EXECUTION_SECONDS
+
+
+class Agent(models.Model):
+    """An agent a tenant serves at ``/api/v1/agents/{slug}``."""
+
+    tenant = models.ForeignKey("agui_app.Tenant", on_delete=models.CASCADE, related_name="agents")
+    slug = models.SlugField(max_length=64)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    model = models.CharField(
+        max_length=200,
+        default=default_model,
+        help_text="A pydantic-ai model id (openai-chat:gpt-4o, anthropic:claude-…, ollama:…) or 'demo'.",
+    )
+    instructions = models.TextField(blank=True)
+    skills = models.ManyToManyField("capabilities.Skill", through="capabilities.AgentSkill", blank=True)
+    declared_capabilities = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Declared parts of the AG-UI AgentCapabilities document (identity, output, …).",
+    )
+    state_schema = models.JSONField(
+        null=True, blank=True, help_text="Optional JSON Schema every shared-state change must satisfy."
+    )
+    max_iterations = models.PositiveIntegerField(
+        default=default_max_iterations, help_text="Model requests allowed per run."
+    )
+    max_execution_seconds = models.PositiveIntegerField(
+        default=default_max_execution_seconds, help_text="Wall-clock seconds allowed per run."
+    )
+    parallel_tool_calls = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "slug"], name="agent_unique_slug_per_tenant")
+        ]
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Skill(models.Model):
+    """A Markdown skill. The parsed fields mirror ``current_version.source``."""
+
+    tenant = models.ForeignKey("agui_app.Tenant", on_delete=models.CASCADE, related_name="skills")
+    skill_id = models.CharField(max_length=64, validators=[RegexValidator(SKILL_ID_PATTERN)])
+    description = models.TextField()
+    source = models.TextField(help_text="Markdown with YAML frontmatter.")
+    instructions = models.TextField(blank=True)
+    tools = models.JSONField(default=list, blank=True)
+    requires_approval = models.JSONField(default=list, blank=True)
+    model_settings = models.JSONField(default=dict, blank=True)
+    defer_loading = models.BooleanField(default=True)
+    enabled = models.BooleanField(default=True)
+    current_version = models.ForeignKey(
+        "capabilities.SkillVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "skill_id"], name="skill_unique_id_per_tenant")
+        ]
+        ordering = ["skill_id"]
+
+    def __str__(self) -> str:
+        return self.skill_id
+
+
+class SkillVersion(models.Model):
+    """An immutable revision of a skill's Markdown source."""
+
+    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    source = models.TextField()
+    source_sha256 = models.CharField(max_length=64)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["skill", "number"], name="skill_version_unique_number")
+        ]
+        ordering = ["-number"]
+
+    def __str__(self) -> str:
+        return f"{self.skill.skill_id} v{self.number}"
+
+
+class AgentSkill(models.Model):
+    """A skill an agent offers. ``always_on`` overrides the skill's ``defer_loading`` for this agent."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="agent_skills")
+    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="agent_skills")
+    always_on = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "skill"], name="agent_skill_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug} → {self.skill.skill_id}"

@@ -1,0 +1,208 @@
+"""AG-UI Hub settings: one module, driven by the environment.
+
+Embedded defaults (SQLite in WAL mode, the in-memory channel layer) let one command run the
+whole service on a fresh machine. Production sets DATABASE_URL (PostgreSQL), REDIS_URL and
+SECRET_KEY. Every app setting is prefixed ``AGUI_`` and has its default here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    if value.lower() in {"1", "true", "yes", "on"}:
+        return True
+    if value.lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), got {value!r}")
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from exc
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from exc
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is required when DEBUG is off (set DEBUG=1 for local development)."
+        )
+    SECRET_KEY = "insecure-development-key-do-not-use-in-production"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",  # provides the Channels-aware `runserver`
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "agui_app",
+    "capabilities",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "project.urls"
+ASGI_APPLICATION = "project.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets readers run beside the writer; IMMEDIATE takes the write lock at BEGIN, so two
+    # writers queue on busy_timeout instead of failing with "database is locked" mid-transaction.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
+    DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", str(BASE_DIR / "test-db.sqlite3"))}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Channels ---------------------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Auth, i18n, static -----------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True  # serve admin assets without collectstatic in development
+DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the AG-UI endpoint enforces AGUI_MAX_BODY_BYTES itself
+
+# --- REST framework ---------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["agui_app.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "agui_app.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "AG-UI Hub API",
+    "DESCRIPTION": "Multi-tenant AG-UI server: agents, threads, shared state, event log.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "INFO"}},
+}
+
+# --- AG-UI Hub --------------------------------------------------------------------------
+AGUI_DEFAULT_MODEL = env_str("AGUI_DEFAULT_MODEL", "demo")
+AGUI_DEMO_API_KEY = env_str("AGUI_DEMO_API_KEY")
+AGUI_MAX_BODY_BYTES = env_int("AGUI_MAX_BODY_BYTES", 1024 * 1024)
+AGUI_SSE_KEEPALIVE_SECONDS = env_float("AGUI_SSE_KEEPALIVE_SECONDS", 15.0)
+AGUI_EVENT_FLUSH_EVENTS = env_int("AGUI_EVENT_FLUSH_EVENTS", 256)
+AGUI_EVENT_FLUSH_MS = env_int("AGUI_EVENT_FLUSH_MS", 5)
+AGUI_EVENTS_PAGE_DEFAULT = env_int("AGUI_EVENTS_PAGE_DEFAULT", 1000)
+AGUI_EVENTS_PAGE_MAX = env_int("AGUI_EVENTS_PAGE_MAX", 10000)
+AGUI_SUBSCRIBER_BUFFER = env_int("AGUI_SUBSCRIBER_BUFFER", 10000)
+AGUI_RUN_HEARTBEAT_SECONDS = env_float("AGUI_RUN_HEARTBEAT_SECONDS", 5.0)
+AGUI_RUN_STALE_SECONDS = env_float("AGUI_RUN_STALE_SECONDS", 30.0)
+AGUI_MULTITASK_WAIT_SECONDS = env_float("AGUI_MULTITASK_WAIT_SECONDS", 10.0)
+AGUI_DEFAULT_MAX_ITERATIONS = env_int("AGUI_DEFAULT_MAX_ITERATIONS", 25)
+AGUI_DEFAULT_MAX_EXECUTION_SECONDS = env_int("AGUI_DEFAULT_MAX_EXECUTION_SECONDS", 300)
+AGUI_STATE_MAX_BYTES = env_int("AGUI_STATE_MAX_BYTES", 4 * 1024 * 1024)
+AGUI_STATE_IN_PROMPT_CHARS = env_int("AGUI_STATE_IN_PROMPT_CHARS", 8000)
+AGUI_SKILL_MAX_BODY_CHARS = env_int("AGUI_SKILL_MAX_BODY_CHARS", 20000)
+AGUI_WS_MAX_FRAME_BYTES = env_int("AGUI_WS_MAX_FRAME_BYTES", 1024 * 1024)
+AGUI_WS_AUTH_TIMEOUT_SECONDS = env_float("AGUI_WS_AUTH_TIMEOUT_SECONDS", 10.0)
+AGUI_TOOL_MODULES = env_list("AGUI_TOOL_MODULES", ["capabilities.tools.builtin", "capabilities.tools.demo"])
