@@ -56,7 +56,9 @@ def record_from_row(row: models.ConversationRecord) -> ConversationRecord:
 
 
 def entry_from_row(row: models.ConversationEntry) -> ConversationEntry:
-    return ConversationEntry(id=row.id, parent_id=row.parent_id, message=load_message(row.message), kind="message")
+    return ConversationEntry(
+        id=row.id, parent_id=row.parent_id, message=load_message(row.message), kind="message"
+    )
 
 
 def history_rows(head_id: str | None, *, limit: int | None = None) -> list[models.ConversationEntry]:
@@ -80,7 +82,7 @@ def history_rows(head_id: str | None, *, limit: int | None = None) -> list[model
         SELECT e.id, e.parent_id, e.kind, e.message, e.ui_message_ids, e.created_at
         FROM chain JOIN {table} e ON e.id = chain.id
         ORDER BY chain.depth DESC
-    """  # noqa: S608  (table name from the model, values are parameters)
+    """
     rows = list(models.ConversationEntry.objects.raw(sql, params))
     complete = limit is not None and len(rows) == limit
     if not rows or (rows[0].parent_id is not None and not complete):
@@ -152,7 +154,10 @@ class DjangoConversationStore(ConversationStore):
                 models.ConversationEntry.objects.bulk_create(
                     [
                         models.ConversationEntry(
-                            id=entry.id, parent_id=entry.parent_id, kind=entry.kind, message=dump_message(entry.message)
+                            id=entry.id,
+                            parent_id=entry.parent_id,
+                            kind=entry.kind,
+                            message=dump_message(entry.message),
                         )
                         for entry in new_entries
                     ]

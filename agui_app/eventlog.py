@@ -18,6 +18,7 @@ from agui_app.models import Event, Thread
 from agui_app.streaming.events import LoggedEvent, PendingEvent
 from agui_app.streaming.hub import publish_committed
 
+
 def append_events(
     thread_pk: uuid.UUID,
     events: Sequence[PendingEvent],
@@ -37,7 +38,7 @@ def append_events(
     table = Thread._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET last_seq = last_seq + %s WHERE id = %s RETURNING last_seq",  # noqa: S608
+            f"UPDATE {table} SET last_seq = last_seq + %s WHERE id = %s RETURNING last_seq",
             [len(events), Thread._meta.pk.get_db_prep_value(thread_pk, connection)],
         )
         row = cursor.fetchone()
@@ -47,7 +48,14 @@ def append_events(
     created = timezone.now()
     Event.objects.bulk_create(
         [
-            Event(thread_id=thread_pk, seq=first + i, run_id=run_pk, type=e.type, data=e.data, created_at=created)
+            Event(
+                thread_id=thread_pk,
+                seq=first + i,
+                run_id=run_pk,
+                type=e.type,
+                data=e.data,
+                created_at=created,
+            )
             for i, e in enumerate(events)
         ]
     )

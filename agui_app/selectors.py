@@ -15,7 +15,11 @@ from agui_app.services.messages import messages_of
 
 
 def threads_for_tenant(tenant: Tenant, *, agent_slug: str | None = None) -> QuerySet[Thread]:
-    threads = Thread.objects.filter(tenant=tenant).select_related("agent", "tenant").order_by("-updated_at", "-created_at")
+    threads = (
+        Thread.objects.filter(tenant=tenant)
+        .select_related("agent", "tenant")
+        .order_by("-updated_at", "-created_at")
+    )
     if agent_slug:
         threads = threads.filter(agent__slug=agent_slug)
     return threads
@@ -62,12 +66,18 @@ def connect_snapshot(thread: Thread) -> ConnectSnapshot:
     record = STORE.read_record_sync(thread.conversation_id)
     in_scope = record is not None and record.scope == thread.tenant.conversation_scope
     messages = messages_of(history_rows(record.head_id)) if in_scope and record is not None else []
-    approvals = record.deferred_tool_requests.approvals if in_scope and record and record.deferred_tool_requests else []
+    approvals = (
+        record.deferred_tool_requests.approvals
+        if in_scope and record and record.deferred_tool_requests
+        else []
+    )
     running = active_run(thread)
     first_seq = None
     if running is not None:
         first_seq = (
-            Event.objects.filter(thread=thread, run=running, type="RUN_STARTED").values_list("seq", flat=True).first()
+            Event.objects.filter(thread=thread, run=running, type="RUN_STARTED")
+            .values_list("seq", flat=True)
+            .first()
         )
         messages += [UserMessage.model_validate(m) for m in running.input_messages]
     return ConnectSnapshot(

@@ -64,7 +64,9 @@ def skill_tools(names: list[str], requires_approval: list[str], *, skill_id: str
             logger.warning("skill %s names unregistered tool %s; it is left out", skill_id, name)
             continue
         registered = registry.get(name)
-        tools.append(registered.build(requires_approval=registered.requires_approval or name in requires_approval))
+        tools.append(
+            registered.build(requires_approval=registered.requires_approval or name in requires_approval)
+        )
     return tools
 
 

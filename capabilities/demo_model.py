@@ -115,7 +115,7 @@ def current_turn(messages: Sequence[ModelMessage]) -> Turn:
     return Turn(prompt="", responses=[], tool_returns=[])
 
 
-def parse_script(prompt: str) -> Script | None | str:
+def parse_script(prompt: str) -> Script | str | None:
     """The script in a prompt; ``None`` when it is not a script; an error text when it is a bad one."""
     stripped = prompt.strip()
     if not stripped.startswith("{") or "agui_script" not in stripped:

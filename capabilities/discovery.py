@@ -29,7 +29,9 @@ DERIVED = {
     "humanInTheLoop": "approvals follow from the tools that require approval",
     "execution": "limits come from the agent's max iterations and max execution time fields",
 }
-DERIVED_CUSTOM_KEYS = {"onDemandCapabilities": "the catalog of on-demand skills is derived from the agent's skills"}
+DERIVED_CUSTOM_KEYS = {
+    "onDemandCapabilities": "the catalog of on-demand skills is derived from the agent's skills"
+}
 LOAD_CAPABILITY_TOOL = Tool(
     name="load_capability",
     description=(
@@ -64,9 +66,15 @@ def validate_declared(data: Any) -> dict[str, Any]:
     errors: list[DeclarationError] = []
     for key in data:
         if key in DERIVED:
-            errors.append(DeclarationError(key, f"is derived by the server and cannot be declared: {DERIVED[key]}"))
+            errors.append(
+                DeclarationError(key, f"is derived by the server and cannot be declared: {DERIVED[key]}")
+            )
         elif key not in DECLARABLE:
-            errors.append(DeclarationError(key, f"is not a field of AgentCapabilities (allowed: {', '.join(DECLARABLE)})"))
+            errors.append(
+                DeclarationError(
+                    key, f"is not a field of AgentCapabilities (allowed: {', '.join(DECLARABLE)})"
+                )
+            )
     custom = data.get("custom")
     if custom is not None and not isinstance(custom, dict):
         errors.append(DeclarationError("custom", "must be an object"))
@@ -76,14 +84,19 @@ def validate_declared(data: Any) -> dict[str, Any]:
             for key, why in DERIVED_CUSTOM_KEYS.items()
             if key in custom
         ]
-    errors += unknown_fields(AgentCapabilities, {k: v for k, v in data.items() if k in DECLARABLE and k != "custom"})
+    errors += unknown_fields(
+        AgentCapabilities, {k: v for k, v in data.items() if k in DECLARABLE and k != "custom"}
+    )
     if errors:
         raise DeclaredCapabilitiesInvalid(errors)
     try:
         model = AgentCapabilities.model_validate(data)
     except ValidationError as exc:
         raise DeclaredCapabilitiesInvalid(
-            [DeclarationError(".".join(str(p) for p in e["loc"]), e["msg"]) for e in exc.errors(include_url=False)]
+            [
+                DeclarationError(".".join(str(p) for p in e["loc"]), e["msg"])
+                for e in exc.errors(include_url=False)
+            ]
         ) from exc
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -131,7 +144,9 @@ def capabilities_document(
             approval = True
         if deferred:
             deferred_any = True
-            catalog.append({"id": skill.skill_id, "description": skill.description, "loaded": skill.skill_id in loaded})
+            catalog.append(
+                {"id": skill.skill_id, "description": skill.description, "loaded": skill.skill_id in loaded}
+            )
         if not deferred or skill.skill_id in loaded:
             callable_tools.update({t.name: t for t in tools})
     items = [tool_item(t) for _, t in sorted(callable_tools.items())]
@@ -141,8 +156,11 @@ def capabilities_document(
     custom = {**declared.pop("custom", {}), "onDemandCapabilities": catalog}
     document: dict[str, Any] = {
         **declared,
-        "identity": {"name": agent.name, **({"description": agent.description} if agent.description else {}),
-                     **declared.get("identity", {})},
+        "identity": {
+            "name": agent.name,
+            **({"description": agent.description} if agent.description else {}),
+            **declared.get("identity", {}),
+        },
         "transport": {"streaming": True, "websocket": websocket, "resumable": True},
         "state": {"snapshots": True, "deltas": True, "persistentState": True},
         "tools": {
@@ -160,8 +178,15 @@ def capabilities_document(
     if not websocket:
         del document["transport"]["websocket"]
     if approval:
-        document["humanInTheLoop"] = {"supported": True, "approvals": True, "interrupts": True, "approveWithEdits": True}
-    return AgentCapabilities.model_validate(document).model_dump(mode="json", by_alias=True, exclude_none=True)
+        document["humanInTheLoop"] = {
+            "supported": True,
+            "approvals": True,
+            "interrupts": True,
+            "approveWithEdits": True,
+        }
+    return AgentCapabilities.model_validate(document).model_dump(
+        mode="json", by_alias=True, exclude_none=True
+    )
 
 
 def document_etag(document: dict[str, Any]) -> str:

@@ -29,7 +29,9 @@ def resolve_model(model_id: str) -> Model:
     try:
         return infer_model(model_id)
     except ImportError as exc:
-        raise ModelUnavailable(f"Model {model_id!r} needs a provider SDK that is not installed: {exc}") from exc
+        raise ModelUnavailable(
+            f"Model {model_id!r} needs a provider SDK that is not installed: {exc}"
+        ) from exc
     except Exception as exc:  # UserError: unknown model, missing API key or base URL
         raise ModelUnavailable(f"Model {model_id!r} is not available: {exc}") from exc
 

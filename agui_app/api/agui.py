@@ -23,7 +23,13 @@ from agui_app.authentication import arequest_tenant
 from agui_app.errors import ApiError, Conflict, Unauthenticated, error_response, not_found
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.orchestrator import start_run
-from agui_app.selectors import ConnectSnapshot, active_run, connect_snapshot, run_for_thread, thread_for_tenant
+from agui_app.selectors import (
+    ConnectSnapshot,
+    active_run,
+    connect_snapshot,
+    run_for_thread,
+    thread_for_tenant,
+)
 from agui_app.services.messages import messages_json
 from agui_app.services.runs import Admission, run_admit, run_request_cancel
 from agui_app.streaming.events import LoggedEvent, now_ms
@@ -125,7 +131,9 @@ async def connect(request: HttpRequest, agent_slug: str) -> HttpResponse:
         tenant, agent, run_input = await tenant_and_agent(request, agent_slug)
         thread = await sync_to_async(thread_for_tenant)(tenant, run_input.thread_id)
         if thread is not None and thread.agent_id != agent.pk:
-            raise Conflict(f"Thread {thread.thread_id!r} belongs to another agent.", code="thread_agent_mismatch")
+            raise Conflict(
+                f"Thread {thread.thread_id!r} belongs to another agent.", code="thread_agent_mismatch"
+            )
         snapshot = await sync_to_async(connect_snapshot)(thread) if thread is not None else None
     except ApiError as exc:
         return error_response(exc)
@@ -135,7 +143,9 @@ async def connect(request: HttpRequest, agent_slug: str) -> HttpResponse:
         if thread is not None and snapshot is not None and snapshot.active_run_first_seq is not None:
             active = snapshot.active_run_id
             async for batch in follow(
-                thread.pk, snapshot.active_run_first_seq - 1, stop=lambda e: e.run_id == active and e.is_terminal
+                thread.pk,
+                snapshot.active_run_first_seq - 1,
+                stop=lambda e: e.run_id == active and e.is_terminal,
             ):
                 yield batch
 
@@ -145,7 +155,11 @@ async def connect(request: HttpRequest, agent_slug: str) -> HttpResponse:
 def synthetic_run(run_input: RunAgentInput, snapshot: ConnectSnapshot | None) -> bytes:
     state = snapshot.state if snapshot is not None else {}
     messages = messages_json(snapshot.messages) if snapshot is not None else []
-    finished: dict[str, object] = {"type": "RUN_FINISHED", "threadId": run_input.thread_id, "runId": run_input.run_id}
+    finished: dict[str, object] = {
+        "type": "RUN_FINISHED",
+        "threadId": run_input.thread_id,
+        "runId": run_input.run_id,
+    }
     declares_1_0 = (getattr(run_input, "protocol_version", None) or "").startswith("1.")
     if snapshot is not None and snapshot.approvals:
         interrupts = [approval_to_interrupt(call, {}) for call in snapshot.approvals]
@@ -155,7 +169,11 @@ def synthetic_run(run_input: RunAgentInput, snapshot: ConnectSnapshot | None) ->
         }
     elif declares_1_0:
         finished["outcome"] = {"type": "success"}
-    started: dict[str, object] = {"type": "RUN_STARTED", "threadId": run_input.thread_id, "runId": run_input.run_id}
+    started: dict[str, object] = {
+        "type": "RUN_STARTED",
+        "threadId": run_input.thread_id,
+        "runId": run_input.run_id,
+    }
     if declares_1_0:
         started["protocolVersion"] = "1.0"
     events = [

@@ -12,7 +12,7 @@ from agui_app.models import LoadedCapability, Run, StateRevision, Thread
 
 class ThreadCreateInput(serializers.Serializer):
     agent = serializers.SlugField()
-    threadId = serializers.RegexField(ID_PATTERN, required=False)  # noqa: N815  (the API is camelCase)
+    threadId = serializers.RegexField(ID_PATTERN, required=False)
     title = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     metadata = serializers.DictField(required=False, default=dict)
 
@@ -39,7 +39,9 @@ def thread_summary(thread: Thread) -> dict[str, Any]:
     }
 
 
-def thread_detail(thread: Thread, *, active: Run | None, loaded: list[LoadedCapability], available: set[str]) -> dict[str, Any]:
+def thread_detail(
+    thread: Thread, *, active: Run | None, loaded: list[LoadedCapability], available: set[str]
+) -> dict[str, Any]:
     return {
         **thread_summary(thread),
         "state": thread.state,

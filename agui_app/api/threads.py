@@ -93,7 +93,9 @@ class ThreadDetailView(TenantAPIView):
         data = out.ThreadUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
         thread = thread_update(
-            thread=thread, title=data.validated_data.get("title"), metadata=data.validated_data.get("metadata")
+            thread=thread,
+            title=data.validated_data.get("title"),
+            metadata=data.validated_data.get("metadata"),
         )
         return Response(detail(thread))
 
@@ -159,7 +161,10 @@ class ThreadStateView(TenantAPIView):
         """RFC 6902 ops (``application/json-patch+json``); ``If-Match`` optional."""
         thread = self.thread(request, thread_id)
         change = state_apply_patch(
-            thread_pk=thread.pk, ops=request.data, source=StateSource.API, base_version=parse_if_match(request)
+            thread_pk=thread.pk,
+            ops=request.data,
+            source=StateSource.API,
+            base_version=parse_if_match(request),
         )
         return state_response(change.version, change.state)
 

@@ -67,3 +67,6 @@ class Event(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["thread", "seq"], name="event_unique_seq")]
         ordering = ["seq"]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.type}"

@@ -64,6 +64,9 @@ class StateRevision(models.Model):
         ]
         ordering = ["-version"]
 
+    def __str__(self) -> str:
+        return f"v{self.version} ({self.source})"
+
 
 class LoadedCapability(models.Model):
     """A queryable projection of what the thread's stored history says the agent loaded."""
@@ -83,3 +86,6 @@ class LoadedCapability(models.Model):
             models.UniqueConstraint(fields=["thread", "capability_id"], name="loaded_capability_unique")
         ]
         ordering = ["loaded_at"]
+
+    def __str__(self) -> str:
+        return self.capability_id

@@ -50,14 +50,19 @@ class HubEventStream(AGUIEventStream[ToolDeps, Any]):
         self._cancelled_run = True
         if not self._emit_1_0_outcomes:
             self._error = True
-            yield RunErrorEvent(message="The run was cancelled.", code="cancelled", timestamp=self._get_timestamp())
+            yield RunErrorEvent(
+                message="The run was cancelled.", code="cancelled", timestamp=self._get_timestamp()
+            )
 
 
 def describe_error(error: Exception, limits: RunLimits | None) -> tuple[str, str]:
     """A stable code and a client-safe message for an exception that ended a run."""
     if isinstance(error, UsageLimitExceeded):
         budget = limits.max_iterations if limits else "its"
-        return "max_iterations_exceeded", f"The run exceeded its limit of {budget} model requests (maxIterations)."
+        return (
+            "max_iterations_exceeded",
+            f"The run exceeded its limit of {budget} model requests (maxIterations).",
+        )
     if isinstance(error, ModelUnavailable) or isinstance(error.__cause__, ModelUnavailable):
         return "model_unavailable", str(error)
     return "run_failed", str(error) or type(error).__name__

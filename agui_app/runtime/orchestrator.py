@@ -35,10 +35,14 @@ logger = logging.getLogger(__name__)
 CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
 
 
-async def start_run(*, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput) -> RunHandle:
+async def start_run(
+    *, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput
+) -> RunHandle:
     """Start the run as a task of this process and return its handle (it outlives the request)."""
     supervisor = await get_supervisor()
-    handle = RunHandle(thread_key=str(admission.thread.pk), run_pk=admission.run.pk, run_id=admission.run.run_id)
+    handle = RunHandle(
+        thread_key=str(admission.thread.pk), run_pk=admission.run.pk, run_id=admission.run.run_id
+    )
     supervisor.register(handle)
     run = RunExecution(admission=admission, agent=agent, tenant=tenant, run_input=run_input, handle=handle)
 
@@ -54,7 +58,13 @@ async def start_run(*, admission: Admission, agent: Agent, tenant: Tenant, run_i
 
 class RunExecution:
     def __init__(
-        self, *, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput, handle: RunHandle
+        self,
+        *,
+        admission: Admission,
+        agent: Agent,
+        tenant: Tenant,
+        run_input: RunAgentInput,
+        handle: RunHandle,
     ) -> None:
         self.thread = admission.thread
         self.run = admission.run
@@ -134,8 +144,11 @@ class RunExecution:
             await self.gateway.log_snapshot()
             self.started = True
             return
-        if isinstance(event, CustomEvent) and event.name == CONVERSATION_SAVED and isinstance(event.value, dict):
-            self.saved_entry_ids = list(event.value.get("entry_ids") or [])
+        if isinstance(event, CustomEvent) and event.name == CONVERSATION_SAVED:
+            # pydantic-ai's bookkeeping (internal ids); we record the stream's ids on those entries instead.
+            if isinstance(event.value, dict):
+                self.saved_entry_ids = list(event.value.get("entry_ids") or [])
+            return
         self.stream_ids.observe(event)
         await self.writer.add(encode_event(event))
 
@@ -145,7 +158,9 @@ class RunExecution:
         events: list[PendingEvent] = []
         if not self.started:  # failed before the stream began: it must still start properly
             events.append(
-                encode_dict({"type": "RUN_STARTED", "threadId": self.thread.thread_id, "runId": self.run.run_id})
+                encode_dict(
+                    {"type": "RUN_STARTED", "threadId": self.thread.thread_id, "runId": self.run.run_id}
+                )
             )
         events.append(encode_event(terminal))
 
@@ -170,7 +185,11 @@ class RunExecution:
         terminal: BaseEvent, interrupted: bool
     ) -> tuple[RunStatus, dict[str, Any] | None, dict[str, Any] | None]:
         if isinstance(terminal, RunFinishedEvent):
-            outcome = terminal.outcome.model_dump(mode="json", by_alias=True, exclude_none=True) if terminal.outcome else None
+            outcome = (
+                terminal.outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
+                if terminal.outcome
+                else None
+            )
             cancelled = outcome is not None and outcome.get("type") == "cancelled"
             return (RunStatus.CANCELLED if cancelled else RunStatus.SUCCEEDED), outcome, None
         assert isinstance(terminal, RunErrorEvent)

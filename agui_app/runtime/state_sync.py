@@ -41,7 +41,14 @@ class RunStateGateway:
     """Implements ``capabilities.runtime.StateGateway`` for one run."""
 
     def __init__(
-        self, *, thread_pk: uuid.UUID, run_pk: int, run_id: str, writer: RunEventWriter, state: dict[str, Any], version: int
+        self,
+        *,
+        thread_pk: uuid.UUID,
+        run_pk: int,
+        run_id: str,
+        writer: RunEventWriter,
+        state: dict[str, Any],
+        version: int,
     ) -> None:
         self.thread_pk = thread_pk
         self.run_pk = run_pk
@@ -62,7 +69,7 @@ class RunStateGateway:
             state, self.version = await astate_log_snapshot(
                 thread_pk=self.thread_pk, run_pk=self.run_pk, run_id=self.run_id
             )
-            self.document.reset(state)
+            self.document.adopt(state)
 
     async def apply_patch(self, ops: list[dict[str, Any]]) -> int:
         """The ``update_state`` tool: commit pending tool changes, then apply ``ops`` at once."""
@@ -95,10 +102,10 @@ class RunStateGateway:
             state, self.version = await astate_log_snapshot(
                 thread_pk=self.thread_pk, run_pk=self.run_pk, run_id=self.run_id
             )
-            self.document.reset(state)
+            self.document.adopt(state)
             raise StatePatchRejected(exc.message, details=exc.details) from exc
         self.version = change.version
-        self.document.reset(change.state)
+        self.document.adopt(change.state)
         return change.version
 
 
@@ -109,7 +116,13 @@ class StateSync(AbstractCapability[ToolDeps]):
     gateway: RunStateGateway
 
     async def wrap_tool_execute(
-        self, ctx: RunContext[ToolDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, handler: Any
+        self,
+        ctx: RunContext[ToolDeps],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: Any,
+        handler: Any,
     ) -> Any:
         try:
             return await handler(args)

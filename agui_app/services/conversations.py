@@ -46,7 +46,9 @@ def conversation_keep_user_messages(*, thread: Thread, scope: str, messages: lis
             conversation_id=thread.conversation_id, head_id=parent_id, scope=scope, revision=str(uuid7())
         )
         if record is not None:
-            updated = dataclasses.replace(record, head_id=parent_id, revision=str(uuid7()), updated_at=updated.updated_at)
+            updated = dataclasses.replace(
+                record, head_id=parent_id, revision=str(uuid7()), updated_at=updated.updated_at
+            )
         try:
             STORE.write_record_sync(
                 updated, new_entries=entries, expected_revision=record.revision if record else None

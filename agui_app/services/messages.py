@@ -125,7 +125,10 @@ def record_stream_ids(entry_ids: Sequence[str], ids: StreamIds) -> list[ModelMes
         message = load_message(row.message)
         saved.append(message)
         dumped = dump(message)
-        assigned = [assigner.id_for(m) or (m.id if m.role == "user" else f"{row.id}.{i}") for i, m in enumerate(dumped)]
+        assigned = [
+            assigner.id_for(m) or (m.id if m.role == "user" else f"{row.id}.{i}")
+            for i, m in enumerate(dumped)
+        ]
         ConversationEntry.objects.filter(pk=row.id).update(ui_message_ids=assigned)
     return saved
 

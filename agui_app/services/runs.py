@@ -64,7 +64,9 @@ def run_admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admi
                 active = None
             if active is not None:
                 raise Conflict(
-                    "A run is active on this thread.", code="thread_busy", details={"activeRunId": active.run_id}
+                    "A run is active on this thread.",
+                    code="thread_busy",
+                    details={"activeRunId": active.run_id},
                 )
             if Run.objects.filter(thread=thread, run_id=run_input.run_id).exists():
                 raise Conflict(f"Run {run_input.run_id!r} already exists on this thread.", code="run_exists")
@@ -127,7 +129,9 @@ def run_recover(run: Run) -> None:
         locked = Run.objects.select_for_update().select_related("thread__tenant").get(pk=run.pk)
         if locked.status != RunStatus.RUNNING:
             return
-        message = "The server process running this run stopped; the run was interrupted. Run again to continue."
+        message = (
+            "The server process running this run stopped; the run was interrupted. Run again to continue."
+        )
         append_events(
             locked.thread_id,
             [encode_dict({"type": "RUN_ERROR", "message": message, "code": "run_interrupted"})],
@@ -206,4 +210,6 @@ def run_complete(
         conversation_keep_user_messages(
             thread=thread, scope=thread.tenant.conversation_scope, messages=run.input_messages
         )
-    Run.objects.filter(pk=run.pk).update(status=status, outcome=outcome, error=error, finished_at=timezone.now())
+    Run.objects.filter(pk=run.pk).update(
+        status=status, outcome=outcome, error=error, finished_at=timezone.now()
+    )

@@ -14,7 +14,12 @@ from capabilities.models import Agent
 
 
 def thread_create(
-    *, tenant: Tenant, agent: Agent, thread_id: str | None, title: str = "", metadata: dict[str, Any] | None = None
+    *,
+    tenant: Tenant,
+    agent: Agent,
+    thread_id: str | None,
+    title: str = "",
+    metadata: dict[str, Any] | None = None,
 ) -> Thread:
     """Create an empty thread (runs also create threads on first use).
 
@@ -34,7 +39,9 @@ def thread_create(
         raise Conflict(f"Thread {thread_id!r} already exists.", code="thread_exists") from exc
 
 
-def thread_update(*, thread: Thread, title: str | None = None, metadata: dict[str, Any] | None = None) -> Thread:
+def thread_update(
+    *, thread: Thread, title: str | None = None, metadata: dict[str, Any] | None = None
+) -> Thread:
     fields = ["updated_at"]
     if title is not None:
         thread.title = title

@@ -68,8 +68,8 @@ class Subscription:
             self.buffer.extend(events)
         self.ready.set()
 
-    async def next_batch(self, timeout: float) -> list[LoggedEvent] | None:
-        """The buffered events, waiting up to ``timeout`` s; ``None`` if none came.
+    async def next_batch(self, wait_seconds: float) -> list[LoggedEvent] | None:
+        """The buffered events, waiting up to ``wait_seconds``; ``None`` if none came.
 
         Raises:
             SubscriberOverflow: events were dropped; the buffer starts afresh after this.
@@ -77,7 +77,7 @@ class Subscription:
         if not self.buffer and not self.overflowed:
             self.ready.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.ready.wait(), timeout)
+                await asyncio.wait_for(self.ready.wait(), wait_seconds)
         if self.overflowed:
             self.overflowed = False
             raise SubscriberOverflow(self.key)

@@ -71,9 +71,13 @@ def skill_save(
     with transaction.atomic():
         existing = Skill.objects.select_for_update().filter(tenant_id=tenant_id, skill_id=spec.id).first()
         if skill is not None and skill.pk is not None and spec.id != skill.skill_id:
-            raise SkillRejected([SkillParseError(f"cannot change from {skill.skill_id!r}: ids are stable", field="id")])
+            raise SkillRejected(
+                [SkillParseError(f"cannot change from {skill.skill_id!r}: ids are stable", field="id")]
+            )
         if existing is not None and create_only:
-            raise SkillRejected([SkillParseError(f"duplicate id {spec.id!r}: the tenant already has it", field="id")])
+            raise SkillRejected(
+                [SkillParseError(f"duplicate id {spec.id!r}: the tenant already has it", field="id")]
+            )
         if existing is not None and existing.source == source:
             return SavedSkill(existing, changed=False)
         target = existing or Skill(tenant_id=tenant_id, skill_id=spec.id)
@@ -112,14 +116,18 @@ def skill_import_bundle(
         SkillRejected: listing every failing file, line and field, or a duplicate id across files.
     """
     try:
-        parse_skill_files(files, known_tools=registry.names(), max_body_chars=settings.AGUI_SKILL_MAX_BODY_CHARS)
+        parse_skill_files(
+            files, known_tools=registry.names(), max_body_chars=settings.AGUI_SKILL_MAX_BODY_CHARS
+        )
     except SkillBundleError as exc:
         raise SkillRejected(exc.errors) from exc
     saved: list[SavedSkill] = []
     with transaction.atomic():
         for name in sorted(files):
             try:
-                result = skill_save(tenant_id=tenant_id, source=files[name], user=user, note=f"imported {name}")
+                result = skill_save(
+                    tenant_id=tenant_id, source=files[name], user=user, note=f"imported {name}"
+                )
             except SkillRejected as exc:
                 for error in exc.errors:
                     error.filename = name
@@ -132,7 +140,9 @@ def skill_import_bundle(
 
 def skill_export(*, tenant_id: int) -> dict[str, str]:
     """``{"<id>.md": source}`` for every skill of the tenant."""
-    return {f"{s.skill_id}.md": s.source for s in Skill.objects.filter(tenant_id=tenant_id).order_by("skill_id")}
+    return {
+        f"{s.skill_id}.md": s.source for s in Skill.objects.filter(tenant_id=tenant_id).order_by("skill_id")
+    }
 
 
 def skill_restore_version(*, version: SkillVersion, user: Any = None) -> SavedSkill:

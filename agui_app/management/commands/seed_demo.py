@@ -26,7 +26,11 @@ class Command(BaseCommand):
         agent, _ = Agent.objects.get_or_create(
             tenant=tenant,
             slug="assistant",
-            defaults={"name": "Assistant", "description": "The demo assistant.", "instructions": INSTRUCTIONS},
+            defaults={
+                "name": "Assistant",
+                "description": "The demo assistant.",
+                "instructions": INSTRUCTIONS,
+            },
         )
         files = {path.name: path.read_text() for path in sorted(SKILLS_DIR.glob("*.md"))}
         try:

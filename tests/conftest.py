@@ -1,0 +1,151 @@
+"""Shared fixtures. Personas: an *owner* (tenant ``acme`` and its API key), a *member* (a staff
+user administering ``acme`` in Django admin) and a *stranger* (tenant ``globex`` with its own key).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.db import connection
+from django.test import AsyncClient
+from rest_framework.test import APIClient
+
+from agui_app.detached import _running
+from agui_app.models import Membership, Tenant
+from agui_app.services.tenancy import api_key_create, tenant_create
+from capabilities.models import Agent
+from capabilities.services.skills import skill_import_bundle
+from tests.support.runs import KeyedAsyncClient
+
+ROOT = Path(__file__).resolve().parents[1]
+NODE_DIR = ROOT / "tests" / "node"
+
+
+# --- services the suite may need --------------------------------------------------------------
+
+
+def redis_available() -> bool:
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        return False
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("postgres") and connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: run with DATABASE_URL=postgres://… (.ci/run does)")
+    if item.get_closest_marker("redis") and not redis_available():
+        pytest.skip("needs Redis: run with REDIS_URL=redis://127.0.0.1:6379/0 (.ci/run does)")
+    if item.get_closest_marker("node") and (
+        shutil.which("node") is None or not (NODE_DIR / "node_modules" / "@ag-ui" / "client").exists()
+    ):
+        pytest.skip("needs Node.js and `npm ci --prefix tests/node` (the README's test command does it)")
+
+
+@pytest.fixture(autouse=True)
+def _fast_runtime(settings: Any) -> None:
+    settings.AGUI_RUN_HEARTBEAT_SECONDS = 0.5
+    settings.AGUI_RUN_STALE_SECONDS = 3
+
+
+@pytest.fixture(autouse=True)
+async def _detached_tasks_end_with_the_test() -> AsyncIterator[None]:
+    """Runs, hubs and supervisors are detached tasks of the test's loop: stop them at the end."""
+    yield
+    loop = asyncio.get_running_loop()
+    mine = [task for task in _running if task.get_loop() is loop and not task.done()]
+    for task in mine:
+        task.cancel()
+    await asyncio.gather(*mine, return_exceptions=True)
+
+
+# --- personas ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def owner_tenant(db: None) -> Tenant:
+    return tenant_create(slug="acme", name="Acme")
+
+
+@pytest.fixture
+def stranger_tenant(db: None) -> Tenant:
+    return tenant_create(slug="globex", name="Globex")
+
+
+@pytest.fixture
+def owner_key(owner_tenant: Tenant) -> str:
+    return api_key_create(tenant=owner_tenant, name="owner")
+
+
+@pytest.fixture
+def stranger_key(stranger_tenant: Tenant) -> str:
+    return api_key_create(tenant=stranger_tenant, name="stranger")
+
+
+@pytest.fixture
+def member(owner_tenant: Tenant, django_user_model: Any) -> Any:
+    user = django_user_model.objects.create_user("member", password="pw-member-123", is_staff=True)
+    Membership.objects.create(user=user, tenant=owner_tenant)
+    return user
+
+
+def make_agent(tenant: Tenant, slug: str = "assistant", **fields: Any) -> Agent:
+    agent = Agent.objects.create(tenant=tenant, slug=slug, name=slug.title(), model="demo", **fields)
+    files = {path.name: path.read_text() for path in sorted((ROOT / "skills").glob("*.md"))}
+    skill_import_bundle(tenant_id=tenant.pk, files=files, agent=agent)
+    return agent
+
+
+@pytest.fixture
+def agent(owner_tenant: Tenant) -> Agent:
+    """The owner's ``assistant`` on the demo model with the demo skills (todos, weather, refunds)."""
+    return make_agent(owner_tenant)
+
+
+@pytest.fixture
+def stranger_agent(stranger_tenant: Tenant) -> Agent:
+    return make_agent(stranger_tenant)
+
+
+@pytest.fixture
+def api(owner_key: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {owner_key}")
+    return client
+
+
+@pytest.fixture
+def stranger_api(stranger_key: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {stranger_key}")
+    return client
+
+
+@pytest.fixture
+def aclient(owner_key: str) -> AsyncClient:
+    return KeyedAsyncClient(owner_key)
+
+
+@pytest.fixture
+def stranger_aclient(stranger_key: str) -> AsyncClient:
+    return KeyedAsyncClient(stranger_key)
+
+
+@pytest.fixture
+def server(transactional_db: None, tmp_path: Path) -> Iterator[Any]:
+    """A real uvicorn process on the test database (committed data only: ``transactional_db``)."""
+    from tests.support.servers import start_server
+
+    started = start_server(tmp_path)
+    yield started
+    started.stop()
