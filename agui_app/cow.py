@@ -25,7 +25,7 @@ from operator import index as as_index
 from typing import Any, ClassVar
 
 from agui_app.json_values import JSON, clone_json, format_pointer, plain_copy
-from agui_app.patching import Op, diff
+from agui_app.patching import Op, diff, parse_pointer
 
 __all__ = ["CowDocument", "DictProxy", "ListProxy", "StaleProxyError"]
 
@@ -103,6 +103,51 @@ class CowDocument:
         with self._lock:
             self._baseline = self._root = new_root
             self._owned.clear()
+
+    def rebase(self, new_base: dict[str, JSON]) -> list[Op]:
+        """Make ``new_base`` (taken as is, like ``adopt``) the baseline, and replay onto it, copy-on-write,
+        the changes made through the view since the last commit (tools still running while the
+        last commit was being stored). Returns the replayed ops that no longer apply, which are dropped.
+        """
+        with self._lock:
+            pending = diff(self._baseline, self._root)
+            self._baseline = self._root = new_base
+            self._owned.clear()
+            dropped: list[Op] = []
+            for op in pending:
+                try:
+                    self._replay(op)
+                except (KeyError, IndexError, TypeError, ValueError):
+                    dropped.append(op)
+            return dropped
+
+    def _replay(self, op: Op) -> None:
+        """Apply one op of ``diff``'s output (add / remove / replace) copy-on-write (lock held)."""
+        tokens = parse_pointer(op["path"])
+        if not tokens:
+            if op["op"] != "replace" or type(op["value"]) is not dict:
+                raise TypeError("only an object may replace the root")
+            self._root = op["value"]
+            return
+        path: list[str | int] = []
+        node: Any = self._root
+        for token in tokens[:-1]:
+            key: str | int = int(token) if type(node) is list else token
+            node = node[key]
+            path.append(key)
+        parent = self._writable(tuple(path), type(node))
+        last = tokens[-1]
+        if type(parent) is list:
+            if op["op"] == "add" and last == "-":
+                parent.append(op["value"])
+            elif op["op"] == "remove":
+                del parent[int(last)]
+            else:
+                parent[int(last)] = op["value"]
+        elif op["op"] == "remove":
+            del parent[last]
+        else:
+            parent[last] = op["value"]
 
     def snapshot(self) -> dict[str, JSON]:
         """The current root, frozen: later writes copy on write, so this tree never changes again."""

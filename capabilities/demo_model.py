@@ -54,6 +54,7 @@ class ToolCallStep(BaseModel):
 class ScriptStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
     say: str | None = None
+    recall: bool | None = None
     call: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
     calls: list[ToolCallStep] | None = None
@@ -61,8 +62,8 @@ class ScriptStep(BaseModel):
 
     @model_validator(mode="after")
     def exactly_one_action(self) -> ScriptStep:
-        if sum(x is not None for x in (self.say, self.call, self.calls)) != 1:
-            raise ValueError("a step needs exactly one of 'say', 'call' or 'calls'")
+        if sum(x is not None for x in (self.say, self.recall, self.call, self.calls)) != 1:
+            raise ValueError("a step needs exactly one of 'say', 'recall', 'call' or 'calls'")
         return self
 
 
@@ -115,6 +116,17 @@ def current_turn(messages: Sequence[ModelMessage]) -> Turn:
     return Turn(prompt="", responses=[], tool_returns=[])
 
 
+def user_prompts(messages: Sequence[ModelMessage]) -> list[str]:
+    """The real user prompts of a request's history, oldest first (``<system>`` deltas left out)."""
+    return [
+        p.content
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, UserPromptPart) and isinstance(p.content, str) and not p.content.startswith(SYSTEM_VOICE)
+    ]
+
+
 def parse_script(prompt: str) -> Script | str | None:
     """The script in a prompt; ``None`` when it is not a script; an error text when it is a bad one."""
     stripped = prompt.strip()
@@ -134,7 +146,7 @@ async def demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIte
             yield chunk
         return
     if script is not None:
-        async for chunk in play_step(script, len(turn.responses)):
+        async for chunk in play_step(script, len(turn.responses), messages):
             yield chunk
         return
     async for chunk in route(turn, messages, info):
@@ -153,7 +165,9 @@ def tool_call(name: str, args: dict[str, Any]) -> DeltaToolCall:
     return DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=f"call_{uuid.uuid4().hex[:16]}")
 
 
-async def play_step(script: Script, index: int) -> AsyncIterator[str | DeltaToolCalls]:
+async def play_step(
+    script: Script, index: int, messages: Sequence[ModelMessage]
+) -> AsyncIterator[str | DeltaToolCalls]:
     if index >= len(script.agui_script):
         async for chunk in say("Script complete."):
             yield chunk
@@ -164,6 +178,8 @@ async def play_step(script: Script, index: int) -> AsyncIterator[str | DeltaTool
     if step.say is not None:
         async for chunk in say(step.say):
             yield chunk
+    elif step.recall:
+        yield "\n".join(json.dumps(prompt) for prompt in user_prompts(messages))
     elif step.call is not None:
         yield {0: tool_call(step.call, step.args)}
     else:

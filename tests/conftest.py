@@ -137,6 +137,16 @@ def aclient(owner_key: str) -> AsyncClient:
 
 
 @pytest.fixture
+def client_without_key(db: None) -> AsyncClient:
+    return KeyedAsyncClient(None)
+
+
+@pytest.fixture
+def bad_key_client(db: None) -> AsyncClient:
+    return KeyedAsyncClient("agui_000000000000_not-a-real-key-at-all-xxxxxxxx")
+
+
+@pytest.fixture
 def stranger_aclient(stranger_key: str) -> AsyncClient:
     return KeyedAsyncClient(stranger_key)
 

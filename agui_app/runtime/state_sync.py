@@ -30,11 +30,12 @@ from agui_app.cow import CowDocument
 from agui_app.errors import ApiError
 from agui_app.models import StateSource
 from agui_app.runtime.writer import RunEventWriter
-from agui_app.services.state import state_apply_patch, state_log_snapshot
+from agui_app.services.state import state_apply_patch, state_log_snapshot, stored_state_if_newer
 from capabilities.runtime import StatePatchRejected, ToolDeps
 
 astate_apply_patch = sync_to_async(state_apply_patch)
 astate_log_snapshot = sync_to_async(state_log_snapshot)
+astored_state_if_newer = sync_to_async(stored_state_if_newer)
 
 
 class RunStateGateway:
@@ -71,6 +72,14 @@ class RunStateGateway:
             )
             self.document.adopt(state)
 
+    async def refresh(self) -> None:
+        """Adopt the stored state if another writer changed it since this run last saw it."""
+        async with self.lock:
+            stored = await astored_state_if_newer(thread_pk=self.thread_pk, version=self.version)
+            if stored is not None:
+                state, self.version = stored
+                self.document.adopt(state)
+
     async def apply_patch(self, ops: list[dict[str, Any]]) -> int:
         """The ``update_state`` tool: commit pending tool changes, then apply ``ops`` at once."""
         async with self.lock:
@@ -105,7 +114,9 @@ class RunStateGateway:
             self.document.adopt(state)
             raise StatePatchRejected(exc.message, details=exc.details) from exc
         self.version = change.version
-        self.document.adopt(change.state)
+        # Tools running in parallel may have written since this commit was taken: rebase keeps
+        # their changes (for the next commit) on top of what is stored now.
+        self.document.rebase(change.state)
         return change.version
 
 
@@ -137,8 +148,12 @@ class StateSync(AbstractCapability[ToolDeps]):
                 ) from exc
 
 
-def state_instructions(ctx: RunContext[ToolDeps]) -> str:
-    """The "Current shared state" block the model sees on every request (cut when large)."""
+async def state_instructions(ctx: RunContext[ToolDeps]) -> str:
+    """The "Current shared state" block the model sees on every request (cut when large).
+
+    Adopts the stored state first, so the model sees what clients changed during the run.
+    """
+    await ctx.deps.state_gateway.refresh()
     limit = settings.AGUI_STATE_IN_PROMPT_CHARS
     text = orjson.dumps(ctx.deps.state_gateway.document.root, option=orjson.OPT_INDENT_2).decode()
     note = ""

@@ -185,3 +185,12 @@ def state_log_snapshot(
         thread = _locked_thread(thread_pk)
         append_events(thread.pk, [snapshot_event(thread.state)], run_pk=run_pk, run_id=run_id)
         return thread.state, thread.state_version
+
+
+def stored_state_if_newer(*, thread_pk: uuid.UUID, version: int) -> tuple[dict[str, Any], int] | None:
+    """The stored state and version when the version is not ``version`` (else ``None``, one cheap query)."""
+    current = Thread.objects.filter(pk=thread_pk).values_list("state_version", flat=True).first()
+    if current is None or current == version:
+        return None
+    thread = Thread.objects.only("state", "state_version").get(pk=thread_pk)
+    return thread.state, thread.state_version

@@ -342,3 +342,25 @@ def test_reset_replaces_baseline_and_root() -> None:
     assert doc.root == {"fresh": True} and doc.commit() == []
     with pytest.raises(TypeError):
         doc.reset([1])  # type: ignore[arg-type]
+
+
+def test_rebase_replays_changes_made_after_the_last_commit_onto_the_new_base() -> None:
+    doc = CowDocument({"todos": [{"text": "a"}], "n": 1})
+    doc.view["todos"].append({"text": "b"})
+    committed = doc.commit()
+    doc.view["todos"].append({"text": "c"})  # a parallel tool, while the commit is being stored
+    stored = {"todos": [{"text": "a"}, {"text": "b"}], "n": 1, "client": True}  # someone else wrote too
+    assert doc.rebase(stored) == []
+    assert committed == [{"op": "add", "path": "/todos/-", "value": {"text": "b"}}]
+    assert doc.root == {"todos": [{"text": "a"}, {"text": "b"}, {"text": "c"}], "n": 1, "client": True}
+    assert stored == {"todos": [{"text": "a"}, {"text": "b"}], "n": 1, "client": True}  # the base is shared, not mutated
+    assert doc.commit() == [{"op": "add", "path": "/todos/-", "value": {"text": "c"}}]
+
+
+def test_rebase_drops_changes_that_no_longer_apply_and_reports_them() -> None:
+    doc = CowDocument({"todos": [{"done": False}]})
+    doc.commit()
+    doc.view["todos"][0]["done"] = True
+    dropped = doc.rebase({"todos": []})
+    assert dropped == [{"op": "replace", "path": "/todos/0/done", "value": True}]
+    assert doc.root == {"todos": []} and doc.commit() == []
