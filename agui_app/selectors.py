@@ -11,7 +11,7 @@ from pydantic_ai.messages import ToolCallPart
 
 from agui_app.conversation_store import STORE, history_rows
 from agui_app.models import Event, LoadedCapability, Run, RunStatus, StateRevision, Tenant, Thread
-from agui_app.services.messages import messages_of
+from agui_app.services.messages import messages_of, thread_messages_of
 
 
 def threads_for_tenant(tenant: Tenant, *, agent_slug: str | None = None) -> QuerySet[Thread]:
@@ -55,10 +55,7 @@ def loaded_capabilities(thread: Thread) -> QuerySet[LoadedCapability]:
 
 def thread_messages(thread: Thread) -> list[Message]:
     """The stored history as AG-UI messages, with the ids the stream used."""
-    record = STORE.read_record_sync(thread.conversation_id)
-    if record is None or record.scope != thread.tenant.conversation_scope:
-        return []
-    return messages_of(history_rows(record.head_id))
+    return thread_messages_of(thread)
 
 
 def connect_snapshot(thread: Thread) -> ConnectSnapshot:

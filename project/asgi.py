@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-django_asgi_app = get_asgi_application()
+# Serves the admin's static files from the app directories (no collectstatic step); everything
+# else goes to Django. Put a CDN or proxy in front of /static/ at scale.
+django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -8,6 +8,7 @@ SECRET_KEY. Every app setting is prefixed ``AGUI_`` and has its default here.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -87,7 +88,6 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -126,7 +126,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }
-    DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", str(BASE_DIR / "test-db.sqlite3"))}
+    # A file (not :memory:) so that server processes started by the tests share it; one per test
+    # process, so concurrent test runs on one machine do not clobber each other.
+    DATABASES["default"]["TEST"] = {
+        "NAME": env_str("SQLITE_TEST_NAME", str(Path(tempfile.gettempdir()) / f"agui-hub-test-{os.getpid()}.sqlite3"))
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Channels ---------------------------------------------------------------------------
@@ -152,11 +156,9 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
-STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
-}
-WHITENOISE_USE_FINDERS = True  # serve admin assets without collectstatic in development
+# Every middleware here is async-capable: one sync-only middleware would run each request in a
+# worker thread and hold it for the whole of a streaming response. Static files (the admin's)
+# are served by ``ASGIStaticFilesHandler`` in project/asgi.py.
 DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the AG-UI endpoint enforces AGUI_MAX_BODY_BYTES itself
 
 # --- REST framework ---------------------------------------------------------------------

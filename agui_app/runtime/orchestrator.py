@@ -155,17 +155,14 @@ class RunExecution:
     async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
         """Log the terminal event and record the run's end in one transaction."""
         status, outcome, error = self.ending(terminal, interrupted)
-        events: list[PendingEvent] = []
-        if not self.started:  # failed before the stream began: it must still start properly
-            events.append(
-                encode_dict(
-                    {"type": "RUN_STARTED", "threadId": self.thread.thread_id, "runId": self.run.run_id}
-                )
-            )
-        events.append(encode_event(terminal))
 
-        def complete() -> None:
-            run_complete(
+        def finish() -> list[PendingEvent]:
+            events: list[PendingEvent] = []
+            if not self.started:  # failed before the stream began: it must still start properly
+                events.append(
+                    encode_dict({"type": "RUN_STARTED", "threadId": self.thread.thread_id, "runId": self.run.run_id})
+                )
+            snapshot = run_complete(
                 run=self.run,
                 status=status,
                 outcome=outcome,
@@ -173,10 +170,15 @@ class RunExecution:
                 saved_entry_ids=self.saved_entry_ids,
                 stream_ids=self.stream_ids,
                 skill_versions=self.skill_versions,
+                client_message_ids=[m.id for m in self.run_input.messages],
             )
+            if snapshot is not None:
+                events.append(encode_dict({"type": "MESSAGES_SNAPSHOT", "messages": snapshot}))
+            events.append(encode_event(terminal))
+            return events
 
         try:
-            await self.writer.flush_with(events, then=complete)
+            await self.writer.flush_with(finish)
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.capabilities import AbstractCapability
@@ -31,11 +30,12 @@ from agui_app.errors import ApiError
 from agui_app.models import StateSource
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.state import state_apply_patch, state_log_snapshot, stored_state_if_newer
+from agui_app.sync_calls import cancellable
 from capabilities.runtime import StatePatchRejected, ToolDeps
 
-astate_apply_patch = sync_to_async(state_apply_patch)
-astate_log_snapshot = sync_to_async(state_log_snapshot)
-astored_state_if_newer = sync_to_async(stored_state_if_newer)
+astate_apply_patch = cancellable(state_apply_patch)
+astate_log_snapshot = cancellable(state_log_snapshot)
+astored_state_if_newer = cancellable(stored_state_if_newer)
 
 
 class RunStateGateway:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -58,21 +57,19 @@ class RunEventWriter:
     async def flush(self) -> None:
         await self.flush_with()
 
-    async def flush_with(
-        self, extra: list[PendingEvent] | None = None, then: Callable[[], Any] | None = None
-    ) -> None:
-        """Append the buffered events (and ``extra``), then call ``then()`` in the same transaction."""
+    async def flush_with(self, finish: Callable[[], list[PendingEvent]] | None = None) -> None:
+        """Append the buffered events; with ``finish``, call it in the same transaction and append
+        the events it returns after them (a run's last events, logged atomically with its end)."""
         async with self.lock:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
             batch, self.pending = self.pending, []
-            batch.extend(extra or [])
-            if batch or then is not None:
-                await sync_to_async(self._write)(batch, then)
+            if batch or finish is not None:
+                await sync_to_async(self._write)(batch, finish)
 
-    def _write(self, batch: list[PendingEvent], then: Callable[[], Any] | None) -> None:
+    def _write(self, batch: list[PendingEvent], finish: Callable[[], list[PendingEvent]] | None) -> None:
         with transaction.atomic():
+            if finish is not None:
+                batch = batch + finish()
             append_events(self.thread_pk, batch, run_pk=self.run_pk, run_id=self.run_id)
-            if then is not None:
-                then()

@@ -9,6 +9,7 @@ from ag_ui.core import UserMessage
 from pydantic import TypeAdapter
 from pydantic_ai._uuid import uuid7
 from pydantic_ai.conversation_store import ConversationConflict, ConversationEntry, ConversationRecord
+from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
 from agui_app.conversation_store import STORE, history_rows
@@ -18,10 +19,15 @@ from agui_app.services.messages import entry_messages
 USER_MESSAGES = TypeAdapter(list[UserMessage])
 
 
-def conversation_keep_user_messages(*, thread: Thread, scope: str, messages: list[dict[str, Any]]) -> int:
+def conversation_keep_user_messages(
+    *, thread: Thread, scope: str, messages: list[dict[str, Any]], note: str
+) -> int:
     """Append the accepted user messages a run did not get to save (it failed, was cancelled or
-    its process died), so a message the server accepted is never lost. Idempotent: messages
-    whose id the history already holds are skipped. Returns how many were appended.
+    its process died), so a message the server accepted is never lost, followed by an assistant
+    ``note`` saying why there is no answer. The note keeps the history well formed (a dangling
+    request would be merged into the next turn's) and tells the model and the user what happened.
+    Idempotent: messages whose id the history already holds are skipped. Returns how many were
+    appended.
     """
     wanted = USER_MESSAGES.validate_python(messages)
     if not wanted:
@@ -42,6 +48,9 @@ def conversation_keep_user_messages(*, thread: Thread, scope: str, messages: lis
             entry = ConversationEntry(id=str(uuid7()), parent_id=parent_id, message=message)
             entries.append(entry)
             parent_id = entry.id
+        answer = ModelResponse(parts=[TextPart(content=note)], model_name="agui-hub")
+        entries.append(ConversationEntry(id=str(uuid7()), parent_id=parent_id, message=answer))
+        parent_id = entries[-1].id
         updated = ConversationRecord(
             conversation_id=thread.conversation_id, head_id=parent_id, scope=scope, revision=str(uuid7())
         )
@@ -55,5 +64,5 @@ def conversation_keep_user_messages(*, thread: Thread, scope: str, messages: lis
             )
         except ConversationConflict:
             continue
-        return len(entries)
+        return len(missing)
     return 0

@@ -17,20 +17,22 @@ from typing import Any
 
 from ag_ui.core import (
     ActivitySnapshotEvent,
+    AssistantMessage,
     BaseEvent,
     Message,
     ReasoningStartEvent,
     TextMessageStartEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
+    ToolMessage,
     UserMessage,
 )
 from pydantic_ai._deferred_capabilities import parse_loaded_capabilities
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ToolCallPart
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
-from agui_app.conversation_store import load_message
-from agui_app.models import ConversationEntry
+from agui_app.conversation_store import STORE, history_rows, load_message
+from agui_app.models import ConversationEntry, Thread
 
 
 @dataclass
@@ -87,7 +89,31 @@ class IdAssigner:
 
 
 def dump(message: ModelMessage) -> list[Message]:
-    return AGUIAdapter.dump_messages([message])
+    """``dump_messages`` of one message, shaped like what a client following the stream holds:
+
+    - an assistant message that only calls tools has ``content: ""`` (the stream opens it as an
+      empty text message, the parent of its tool calls);
+    - tool-call arguments are the model's raw JSON string, as ``TOOL_CALL_ARGS`` streamed it
+      (``dump_messages`` re-serializes it compactly);
+    - a tool result carries ``encryptedValue`` only when its outcome is not a plain success, as
+      only then does the stream send one (``REASONING_ENCRYPTED_VALUE`` for the message).
+    """
+    dumped = AGUIAdapter.dump_messages([message])
+    raw_args = {
+        part.tool_call_id: part.args
+        for part in getattr(message, "parts", [])
+        if isinstance(part, ToolCallPart) and isinstance(part.args, str)
+    }
+    for item in dumped:
+        if isinstance(item, AssistantMessage) and item.tool_calls:
+            if item.content is None:
+                item.content = ""
+            for call in item.tool_calls:
+                if call.id in raw_args:
+                    call.function.arguments = raw_args[call.id]
+        elif isinstance(item, ToolMessage) and item.encrypted_value and '"outcome"' not in item.encrypted_value:
+            item.encrypted_value = None
+    return dumped
 
 
 def entry_messages(entry: ConversationEntry) -> list[Message]:
@@ -140,3 +166,11 @@ def user_messages(messages: Sequence[Message]) -> list[UserMessage]:
 def loaded_in(messages: Sequence[ModelMessage]) -> set[str]:
     """Capability ids these messages record as loaded (a successful ``load_capability``)."""
     return parse_loaded_capabilities(messages)
+
+
+def thread_messages_of(thread: Thread) -> list[Message]:
+    """The thread's stored history as AG-UI messages (empty when another scope owns the id)."""
+    record = STORE.read_record_sync(thread.conversation_id)
+    if record is None or record.scope != thread.tenant.conversation_scope:
+        return []
+    return messages_of(history_rows(record.head_id))

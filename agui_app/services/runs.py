@@ -19,15 +19,27 @@ from django.utils import timezone
 
 from agui_app.errors import Conflict
 from agui_app.eventlog import append_events
-from agui_app.models import LoadedCapability, Run, RunStatus, StateSource, Tenant, Thread
+from agui_app.models import ConversationEntry, LoadedCapability, Run, RunStatus, StateSource, Tenant, Thread
 from agui_app.services.conversations import conversation_keep_user_messages
-from agui_app.services.messages import StreamIds, loaded_in, messages_json, record_stream_ids, user_messages
+from agui_app.services.messages import (
+    StreamIds,
+    loaded_in,
+    messages_json,
+    record_stream_ids,
+    thread_messages_of,
+    user_messages,
+)
 from agui_app.services.state import state_replace
 from agui_app.streaming.events import encode_dict
 from agui_app.streaming.hub import PROCESS_ID, broadcast_control
 from capabilities.models import Agent
 
 HOSTNAME = socket.gethostname()
+UNANSWERED_NOTES = {
+    RunStatus.CANCELLED: "(No answer: the run was cancelled.)",
+    RunStatus.FAILED: "(No answer: the run failed.)",
+    RunStatus.INTERRUPTED: "(No answer: the run was interrupted when its server process stopped.)",
+}
 
 
 @dataclass(frozen=True)
@@ -146,6 +158,7 @@ def run_recover(run: Run) -> None:
             thread=locked.thread,
             scope=locked.thread.tenant.conversation_scope,
             messages=locked.input_messages,
+            note=UNANSWERED_NOTES[RunStatus.INTERRUPTED],
         )
 
 
@@ -193,10 +206,18 @@ def run_complete(
     saved_entry_ids: list[str],
     stream_ids: StreamIds,
     skill_versions: dict[str, int | None],
-) -> None:
+    client_message_ids: list[str],
+) -> list[dict[str, Any]] | None:
     """Record how a run ended. Runs inside the transaction that logs its terminal event, so the
     thread is free, the message ids are stored and the loads are projected by the time any client
-    sees ``RUN_FINISHED``/``RUN_ERROR``."""
+    sees ``RUN_FINISHED``/``RUN_ERROR``.
+
+    Returns the stored history as AG-UI messages when a completed run's client cannot hold it
+    (it sent only its new turn, or a regenerate branched the history), for a ``MESSAGES_SNAPSHOT``
+    before ``RUN_FINISHED``; ``None`` when the client already holds exactly the stored messages.
+    """
+    snapshot = None
+    thread = Thread.objects.select_related("tenant").get(pk=run.thread_id)
     if saved_entry_ids:
         saved = record_stream_ids(saved_entry_ids, stream_ids)
         for capability_id in sorted(loaded_in(saved)):
@@ -205,11 +226,31 @@ def run_complete(
                 capability_id=capability_id,
                 defaults={"skill_version_id": skill_versions.get(capability_id), "run": run},
             )
+        snapshot = history_unless_client_holds_it(thread, client_message_ids, saved_entry_ids)
     if status != RunStatus.SUCCEEDED:
-        thread = Thread.objects.select_related("tenant").get(pk=run.thread_id)
         conversation_keep_user_messages(
-            thread=thread, scope=thread.tenant.conversation_scope, messages=run.input_messages
+            thread=thread,
+            scope=thread.tenant.conversation_scope,
+            messages=run.input_messages,
+            note=UNANSWERED_NOTES.get(status, UNANSWERED_NOTES[RunStatus.FAILED]),
         )
-    Run.objects.filter(pk=run.pk).update(
-        status=status, outcome=outcome, error=error, finished_at=timezone.now()
-    )
+    Run.objects.filter(pk=run.pk).update(status=status, outcome=outcome, error=error, finished_at=timezone.now())
+    return snapshot
+
+
+def history_unless_client_holds_it(
+    thread: Thread, client_message_ids: list[str], saved_entry_ids: list[str]
+) -> list[dict[str, Any]] | None:
+    stored = thread_messages_of(thread)
+    saved = set(saved_entry_ids)
+    streamed = [
+        message_id
+        for entry in ConversationEntry.objects.filter(pk__in=saved).only("ui_message_ids")
+        for message_id in entry.ui_message_ids or []
+    ]
+    client_view = list(client_message_ids) + [m for m in streamed if m not in set(client_message_ids)]
+    if sorted(client_view) == sorted(m.id for m in stored) and client_view[: len(client_message_ids)] == [
+        m.id for m in stored[: len(client_message_ids)]
+    ]:
+        return None
+    return messages_json(stored)

@@ -31,4 +31,6 @@ def run_node(script: str, *args: str, key: str, timeout: float = 60) -> dict[str
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:
-        pytest.fail(f"{script}.mjs did not print one JSON document\nstdout: {done.stdout}\nstderr: {done.stderr}")
+        pytest.fail(
+            f"{script}.mjs did not print one JSON document\nstdout: {done.stdout}\nstderr: {done.stderr}"
+        )

@@ -1,0 +1,333 @@
+"""Forms of the capabilities admin: the skill source editor, the bundle import, the agent editor.
+
+Every JSON or Markdown blob is validated here with the same rules the services and the API use
+(``capabilities.services.skills.parse``, ``validate_declared``, ``check_schema``), and each problem
+is reported on the field it belongs to, so a rejected form saves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import PurePosixPath
+from typing import Any
+
+import jsonschema
+from django import forms
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
+from django.forms.fields import InvalidJSONInput
+from django.http import HttpRequest
+
+from capabilities.admin_scoping import scope_queryset, tenant_choices
+from capabilities.discovery import DECLARABLE, DeclaredCapabilitiesInvalid, validate_declared
+from capabilities.models import Agent, Skill
+from capabilities.services.skills import SkillRejected, parse
+from capabilities.skills import SkillParseError, SkillSpec
+
+AGENT_FIELDS = [
+    "tenant",
+    "slug",
+    "name",
+    "description",
+    "model",
+    "instructions",
+    "max_iterations",
+    "max_execution_seconds",
+    "parallel_tool_calls",
+    "state_schema",
+    "declared_capabilities",
+]
+MAX_IMPORT_FILES = 500
+MAX_IMPORT_BYTES = 10 * 1024 * 1024  # uncompressed, all files together
+
+
+def monospace(rows: int = 20) -> forms.Textarea:
+    return forms.Textarea(
+        attrs={
+            "rows": rows,
+            "cols": 100,
+            "spellcheck": "false",
+            "class": "vLargeTextField",
+            "style": "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; width: 100%;",
+        }
+    )
+
+
+def normalize_newlines(text: str) -> str:
+    """Browsers post textareas with CRLF line breaks; sources are stored with LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def skill_error_messages(errors: list[SkillParseError]) -> list[str]:
+    return [str(error) for error in errors]
+
+
+class PrettyJSONField(forms.JSONField):
+    """A JSON textarea shown indented, whose syntax errors say where they are."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, InvalidJSONInput):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            return super().to_python(value)
+        except ValidationError:
+            try:
+                json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValidationError(
+                    f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.", code="invalid"
+                ) from exc
+            raise
+
+
+# --- skills ---------------------------------------------------------------------------------
+
+
+class SkillSourceForm(forms.ModelForm):
+    """Edits a skill through its Markdown source. ``SkillAdmin.save_model`` saves with ``skill_save``.
+
+    ``clean`` applies ``skill_save``'s rules up front (parse, stable id, no duplicate id when adding)
+    so every rejection lands on the ``source`` field and nothing is written.
+    """
+
+    source = forms.CharField(
+        strip=False,
+        widget=monospace(30),
+        help_text="Markdown with YAML frontmatter (id, description, tools, defer_loading, "
+        "requires_approval, model_settings); the body is the instructions.",
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="Recorded with the new version (only a changed source creates one).",
+    )
+
+    class Meta:
+        model = Skill
+        fields = ["tenant", "source", "enabled"]
+
+    spec: SkillSpec | None = None
+
+    def clean_source(self) -> str:
+        source = normalize_newlines(self.cleaned_data["source"])
+        if self.instance.pk and normalize_newlines(self.instance.source) == source:
+            source = self.instance.source  # unchanged but for line breaks: keep it byte for byte
+        try:
+            self.spec = parse(source)
+        except SkillRejected as exc:
+            raise ValidationError(skill_error_messages(exc.errors), code="invalid_skill") from exc
+        if self.instance.pk and self.spec.id != self.instance.skill_id:
+            raise ValidationError(
+                f"field 'id': cannot change from {self.instance.skill_id!r} to {self.spec.id!r}: skill ids "
+                "are stable (agents and thread histories refer to them). Add a new skill instead.",
+                code="id_changed",
+            )
+        return source
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        tenant = cleaned.get("tenant")
+        if not self.instance.pk and tenant is not None and self.spec is not None:
+            if Skill.objects.filter(tenant=tenant, skill_id=self.spec.id).exists():
+                self.add_error(
+                    "source",
+                    ValidationError(
+                        f"field 'id': duplicate id {self.spec.id!r}: tenant {tenant} already has it. "
+                        "Edit that skill instead.",
+                        code="duplicate_id",
+                    ),
+                )
+        return cleaned
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput(attrs={"accept": ".md,.zip"}))
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(item, initial) for item in data]
+        return [single(data, initial)]
+
+
+class BundleUnreadable(ValueError):
+    """Uploaded files that cannot be read as a bundle of skill files; ``problems`` says which and why."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def read_bundle(uploads: list[UploadedFile]) -> tuple[dict[str, str], list[str]]:
+    """The skill files among ``uploads`` (``.md`` files, and the ``.md`` members of ``.zip`` files).
+
+    Returns (filename → source, names of skipped zip members). Raises:
+        BundleUnreadable: a file is not .md/.zip, not UTF-8, a broken zip, a name used twice, or too much.
+    """
+    files: dict[str, str] = {}
+    skipped: list[str] = []
+    problems: list[str] = []
+    total = 0
+
+    def add(name: str, data: bytes) -> None:
+        nonlocal total
+        total += len(data)
+        if name in files:
+            problems.append(f"{name}: the bundle contains this file name twice")
+            return
+        try:
+            files[name] = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(f"{name}: not UTF-8 text (byte {exc.start})")
+
+    for upload in uploads:
+        name = upload.name or "upload"
+        suffix = PurePosixPath(name).suffix.lower()
+        if suffix == ".md":
+            add(name, upload.read())
+        elif suffix == ".zip":
+            try:
+                with zipfile.ZipFile(upload) as archive:
+                    members = [m for m in archive.infolist() if not m.is_dir()]
+                    if sum(m.file_size for m in members) + total > MAX_IMPORT_BYTES:
+                        raise BundleUnreadable([f"{name}: more than {MAX_IMPORT_BYTES} bytes uncompressed"])
+                    for member in members:
+                        path = PurePosixPath(member.filename)
+                        if (
+                            path.suffix.lower() != ".md"
+                            or path.name.startswith(".")
+                            or "__MACOSX" in path.parts
+                        ):
+                            skipped.append(f"{name}/{member.filename}")
+                            continue
+                        add(member.filename, archive.read(member))
+            except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+                problems.append(f"{name}: not a readable zip file ({exc})")
+        else:
+            problems.append(f"{name}: only .md files and .zip archives of them can be imported")
+        if total > MAX_IMPORT_BYTES:
+            raise BundleUnreadable([f"the upload is larger than {MAX_IMPORT_BYTES} bytes"])
+    if len(files) > MAX_IMPORT_FILES:
+        problems.append(f"{len(files)} files; at most {MAX_IMPORT_FILES} can be imported at once")
+    if not files and not problems:
+        problems.append("no .md files found in the upload")
+    if problems:
+        raise BundleUnreadable(problems)
+    return files, skipped
+
+
+class SkillImportForm(forms.Form):
+    """Upload skill files for one tenant (of the user's), optionally attaching them to an agent."""
+
+    files = MultipleFileField(help_text="Several .md skill files, or one .zip of them (e.g. an export).")
+    tenant = forms.ModelChoiceField(queryset=None)
+    agent = forms.ModelChoiceField(
+        queryset=Agent.objects.none(),
+        required=False,
+        help_text="Optional: attach every imported skill to this agent.",
+    )
+
+    def __init__(self, *args: Any, request: HttpRequest, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tenants = tenant_choices(request)
+        self.fields["tenant"].queryset = tenants
+        if tenants.count() == 1:
+            self.fields["tenant"].initial = tenants.first()
+        self.fields["agent"].queryset = scope_queryset(
+            Agent.objects.select_related("tenant").order_by("tenant__slug", "slug"), request
+        )
+        self.fields["agent"].label_from_instance = lambda agent: f"{agent.tenant} / {agent.slug}"
+        self.sources: dict[str, str] = {}
+        self.skipped: list[str] = []
+
+    def clean_files(self) -> list[UploadedFile]:
+        uploads = self.cleaned_data["files"]
+        try:
+            self.sources, self.skipped = read_bundle(uploads)
+        except BundleUnreadable as exc:
+            raise ValidationError(exc.problems, code="unreadable") from exc
+        return uploads
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        agent, tenant = cleaned.get("agent"), cleaned.get("tenant")
+        if agent is not None and tenant is not None and agent.tenant_id != tenant.pk:
+            self.add_error("agent", f"{agent.slug} is an agent of {agent.tenant}, not of {tenant}.")
+        return cleaned
+
+
+# --- agents ---------------------------------------------------------------------------------
+
+
+class AgentForm(forms.ModelForm):
+    """An agent, with its JSON blobs checked: declared capabilities against the AG-UI model (derived
+    parts refused, with the reason) and the state schema against the JSON Schema 2020-12 meta-schema."""
+
+    declared_capabilities = PrettyJSONField(
+        required=False,
+        widget=monospace(12),
+        help_text=(
+            "Declared parts of the AG-UI AgentCapabilities document, as a JSON object with any of: "
+            f"{', '.join(DECLARABLE)}. The server derives transport, state, tools, humanInTheLoop, "
+            "execution and custom.onDemandCapabilities itself."
+        ),
+    )
+    state_schema = PrettyJSONField(
+        required=False,
+        widget=monospace(12),
+        help_text="Optional JSON Schema (draft 2020-12) every shared-state change must satisfy.",
+    )
+
+    class Meta:
+        model = Agent
+        fields = AGENT_FIELDS
+        widgets = {"instructions": monospace(10)}
+
+    def clean_declared_capabilities(self) -> dict[str, Any]:
+        value = self.cleaned_data.get("declared_capabilities")
+        if value is None or value == {}:
+            return {}
+        try:
+            return validate_declared(value)
+        except DeclaredCapabilitiesInvalid as exc:
+            raise ValidationError(
+                [f"{error.path or '(the document)'}: {error.message}" for error in exc.errors],
+                code="invalid_declaration",
+            ) from exc
+
+    def clean_state_schema(self) -> dict[str, Any] | None:
+        value = self.cleaned_data.get("state_schema")
+        if value is None or value == {}:
+            return None
+        if not isinstance(value, dict):
+            raise ValidationError("A state schema must be a JSON object (a JSON Schema).", code="not_object")
+        try:
+            jsonschema.Draft202012Validator.check_schema(value)
+        except jsonschema.SchemaError as exc:
+            where = "/" + "/".join(str(part) for part in exc.absolute_path)
+            raise ValidationError(
+                f"Not a valid JSON Schema (draft 2020-12) at '{where}': {exc.message}", code="invalid_schema"
+            ) from exc
+        return value
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        slug = cleaned.get("slug")
+        # With the tenant read-only (an existing agent), Django skips the (tenant, slug) constraint.
+        if "tenant" not in self.fields and slug and self.instance.tenant_id is not None:
+            taken = Agent.objects.filter(tenant_id=self.instance.tenant_id, slug=slug).exclude(
+                pk=self.instance.pk
+            )
+            if taken.exists():
+                self.add_error("slug", f"Tenant {self.instance.tenant} already has an agent {slug!r}.")
+        return cleaned
