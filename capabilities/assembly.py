@@ -20,7 +20,7 @@ from pydantic_ai.settings import ModelSettings
 from capabilities.llm import ModelUnavailable, resolve_model, unavailable_model
 from capabilities.models import Agent, AgentSkill
 from capabilities.runtime import ToolDeps
-from capabilities.tools.registry import registry
+from capabilities.tools.registry import DEFAULT_TOOL_RETRIES, registry
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +100,10 @@ def assemble(agent: Agent) -> RunAgentPlan:
         tools=[t.build() for t in registry.always_on()],
         capabilities=[build_capability(link) for link in links],
         model_settings=ModelSettings(parallel_tool_calls=agent.parallel_tool_calls),
+        # Unknown tool names and load_capability get the registry tools' budget, not pydantic-ai's
+        # default of 1: a thread whose loaded skill was disabled may call its tool more than once
+        # before it reads the withdrawal, and that must not fail the run.
+        retries={"tools": DEFAULT_TOOL_RETRIES},
         name=agent.slug,
     )
     return RunAgentPlan(

@@ -123,7 +123,9 @@ def user_prompts(messages: Sequence[ModelMessage]) -> list[str]:
         for m in messages
         if isinstance(m, ModelRequest)
         for p in m.parts
-        if isinstance(p, UserPromptPart) and isinstance(p.content, str) and not p.content.startswith(SYSTEM_VOICE)
+        if isinstance(p, UserPromptPart)
+        and isinstance(p.content, str)
+        and not p.content.startswith(SYSTEM_VOICE)
     ]
 
 

@@ -152,8 +152,15 @@ def capabilities_document(
     items = [tool_item(t) for _, t in sorted(callable_tools.items())]
     if deferred_any:
         items.insert(0, LOAD_CAPABILITY_TOOL)
-    declared = dict(agent.declared_capabilities or {})
-    custom = {**declared.pop("custom", {}), "onDemandCapabilities": catalog}
+    # Only declarable parts: a derived key that reached the row without validate_declared (a raw
+    # update, an older release) must not survive into the document.
+    raw = agent.declared_capabilities if isinstance(agent.declared_capabilities, dict) else {}
+    declared = {key: value for key, value in raw.items() if key in DECLARABLE}
+    declared_custom = declared.pop("custom", None)
+    custom = {
+        **(declared_custom if isinstance(declared_custom, dict) else {}),
+        "onDemandCapabilities": catalog,
+    }
     document: dict[str, Any] = {
         **declared,
         "identity": {

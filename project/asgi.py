@@ -16,10 +16,12 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set u
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from agui_app.routing import websocket_urlpatterns  # noqa: E402
+from agui_app.runtime.supervisor import Lifespan  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        "lifespan": Lifespan(),
     }
 )

@@ -129,7 +129,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file (not :memory:) so that server processes started by the tests share it; one per test
     # process, so concurrent test runs on one machine do not clobber each other.
     DATABASES["default"]["TEST"] = {
-        "NAME": env_str("SQLITE_TEST_NAME", str(Path(tempfile.gettempdir()) / f"agui-hub-test-{os.getpid()}.sqlite3"))
+        "NAME": env_str(
+            "SQLITE_TEST_NAME", str(Path(tempfile.gettempdir()) / f"agui-hub-test-{os.getpid()}.sqlite3")
+        )
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -197,6 +199,7 @@ AGUI_EVENT_FLUSH_MS = env_int("AGUI_EVENT_FLUSH_MS", 5)
 AGUI_EVENTS_PAGE_DEFAULT = env_int("AGUI_EVENTS_PAGE_DEFAULT", 1000)
 AGUI_EVENTS_PAGE_MAX = env_int("AGUI_EVENTS_PAGE_MAX", 10000)
 AGUI_SUBSCRIBER_BUFFER = env_int("AGUI_SUBSCRIBER_BUFFER", 10000)
+AGUI_FOLLOW_POLL_SECONDS = env_float("AGUI_FOLLOW_POLL_SECONDS", 2.0)  # idle log poll of followers
 AGUI_RUN_HEARTBEAT_SECONDS = env_float("AGUI_RUN_HEARTBEAT_SECONDS", 5.0)
 AGUI_RUN_STALE_SECONDS = env_float("AGUI_RUN_STALE_SECONDS", 30.0)
 AGUI_MULTITASK_WAIT_SECONDS = env_float("AGUI_MULTITASK_WAIT_SECONDS", 10.0)

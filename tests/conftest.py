@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 import redis
-from django.db import connection
+from asgiref.sync import sync_to_async
+from django.db import connection, connections
 from django.test import AsyncClient
 from rest_framework.test import APIClient
 
@@ -67,6 +68,9 @@ async def _detached_tasks_end_with_the_test() -> AsyncIterator[None]:
     for task in mine:
         task.cancel()
     await asyncio.gather(*mine, return_exceptions=True)
+    # Their ORM work ran on asgiref's shared sync thread: close its connection, so the test
+    # database can be dropped at the end of the session.
+    await sync_to_async(connections.close_all)()
 
 
 # --- personas ---------------------------------------------------------------------------------

@@ -160,7 +160,9 @@ class RunExecution:
             events: list[PendingEvent] = []
             if not self.started:  # failed before the stream began: it must still start properly
                 events.append(
-                    encode_dict({"type": "RUN_STARTED", "threadId": self.thread.thread_id, "runId": self.run.run_id})
+                    encode_dict(
+                        {"type": "RUN_STARTED", "threadId": self.thread.thread_id, "runId": self.run.run_id}
+                    )
                 )
             snapshot = run_complete(
                 run=self.run,

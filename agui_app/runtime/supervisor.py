@@ -105,3 +105,24 @@ async def get_supervisor() -> Supervisor:
         supervisor = _supervisors[loop] = Supervisor(loop)
     await supervisor.ensure_started()
     return supervisor
+
+
+class Lifespan:
+    """ASGI lifespan: start this process's supervisor at start-up, so runs a crashed process left
+    ``running`` are recovered now rather than on the first request. (Uvicorn sends lifespan
+    events; Daphne does not, and there the supervisor starts with the first run or follower.)"""
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await get_supervisor()
+                except Exception as exc:  # e.g. the database is down: say so, and let the server decide
+                    logger.exception("could not start the run supervisor")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return

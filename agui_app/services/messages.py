@@ -111,7 +111,9 @@ def dump(message: ModelMessage) -> list[Message]:
             for call in item.tool_calls:
                 if call.id in raw_args:
                     call.function.arguments = raw_args[call.id]
-        elif isinstance(item, ToolMessage) and item.encrypted_value and '"outcome"' not in item.encrypted_value:
+        elif (
+            isinstance(item, ToolMessage) and item.encrypted_value and '"outcome"' not in item.encrypted_value
+        ):
             item.encrypted_value = None
     return dumped
 

@@ -234,7 +234,9 @@ def run_complete(
             messages=run.input_messages,
             note=UNANSWERED_NOTES.get(status, UNANSWERED_NOTES[RunStatus.FAILED]),
         )
-    Run.objects.filter(pk=run.pk).update(status=status, outcome=outcome, error=error, finished_at=timezone.now())
+    Run.objects.filter(pk=run.pk).update(
+        status=status, outcome=outcome, error=error, finished_at=timezone.now()
+    )
     return snapshot
 
 

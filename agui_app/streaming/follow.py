@@ -9,17 +9,18 @@ safety net for a lost cross-process message.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
 from agui_app.eventlog import events_after
 from agui_app.streaming.events import LoggedEvent
 from agui_app.streaming.hub import SubscriberOverflow, get_hub
 
 PAGE = 1000
-IDLE_POLL_SECONDS = 2.0
 
 aevents_after = sync_to_async(events_after)
 
@@ -29,13 +30,17 @@ async def follow(
     after: int,
     *,
     stop: Callable[[LoggedEvent], bool] | None = None,
-    idle_seconds: float = IDLE_POLL_SECONDS,
+    idle_seconds: float | None = None,
 ) -> AsyncIterator[list[LoggedEvent]]:
     """Yield batches of the thread's events with ``seq > after``, in order, until ``stop(event)``.
 
-    The batch that holds the stop event ends with it. An empty batch means ``idle_seconds``
-    passed with nothing new, so callers can send keep-alives or notice a closed connection.
+    The batch that holds the stop event ends with it. An empty batch is an idle tick (at least
+    every ``AGUI_SSE_KEEPALIVE_SECONDS``), so callers can send keep-alives or notice a closed
+    connection. When idle, the log is polled every ``idle_seconds`` (``AGUI_FOLLOW_POLL_SECONDS``).
     """
+    poll_seconds = idle_seconds if idle_seconds is not None else settings.AGUI_FOLLOW_POLL_SECONDS
+    tick_seconds = min(poll_seconds, settings.AGUI_SSE_KEEPALIVE_SECONDS)
+    last_poll = time.monotonic()
     subscription = await get_hub().subscribe(str(thread_pk))
     cursor = Cursor(after, stop)
     try:
@@ -50,14 +55,18 @@ async def follow(
                 break
         while True:
             try:
-                live = await subscription.next_batch(idle_seconds)
+                live = await subscription.next_batch(tick_seconds)
             except SubscriberOverflow:
                 live = await aevents_after(thread_pk, cursor.last, limit=PAGE)
-            if live is None:
+            if live is None and time.monotonic() - last_poll >= poll_seconds:
+                last_poll = time.monotonic()
                 live = await aevents_after(thread_pk, cursor.last, limit=PAGE)
-            if live and live[0].seq > cursor.last + 1:
+            live = live or []
+            if live and live[0].seq > cursor.last + 1:  # missed some on the way here: read them
                 live = await aevents_after(thread_pk, cursor.last, limit=live[0].seq - cursor.last - 1) + live
             batch = cursor.take(live)
+            if cursor.hole:  # batches of two processes arrived out of order: the log has them all
+                batch += cursor.take(await aevents_after(thread_pk, cursor.last, limit=PAGE))
             yield batch
             if cursor.stopped:
                 return
@@ -72,14 +81,17 @@ class Cursor:
         self.last = last
         self.stop = stop
         self.stopped = False
+        self.hole = False
 
     def take(self, events: list[LoggedEvent]) -> list[LoggedEvent]:
         taken: list[LoggedEvent] = []
+        self.hole = False
         for event in events:
             if event.seq <= self.last:
                 continue
             if event.seq != self.last + 1:
-                break  # a hole inside a live batch: the next round reads it from the log
+                self.hole = True
+                break
             taken.append(event)
             self.last = event.seq
             if self.stop is not None and self.stop(event):

@@ -353,7 +353,11 @@ def test_rebase_replays_changes_made_after_the_last_commit_onto_the_new_base() -
     assert doc.rebase(stored) == []
     assert committed == [{"op": "add", "path": "/todos/-", "value": {"text": "b"}}]
     assert doc.root == {"todos": [{"text": "a"}, {"text": "b"}, {"text": "c"}], "n": 1, "client": True}
-    assert stored == {"todos": [{"text": "a"}, {"text": "b"}], "n": 1, "client": True}  # the base is shared, not mutated
+    assert stored == {
+        "todos": [{"text": "a"}, {"text": "b"}],
+        "n": 1,
+        "client": True,
+    }  # the base is shared, not mutated
     assert doc.commit() == [{"op": "add", "path": "/todos/-", "value": {"text": "c"}}]
 
 

@@ -29,17 +29,23 @@ def first_turn(tmp_path, agent, owner_key) -> list[dict]:
     return [prompt]
 
 
-def test_a_new_process_continues_the_conversation_from_only_the_new_message(tmp_path, first_turn, owner_key) -> None:
+def test_a_new_process_continues_the_conversation_from_only_the_new_message(
+    tmp_path, first_turn, owner_key
+) -> None:
     second = start_server(tmp_path)
     try:
         prompt = script({"recall": True})
-        frames = stream_run(second.url, owner_key, "assistant", run_input("resumed", [user(prompt, "turn-2")]))
+        frames = stream_run(
+            second.url, owner_key, "assistant", run_input("resumed", [user(prompt, "turn-2")])
+        )
     finally:
         second.stop()
     assert recalled(frames) == [first_turn[0]["content"], prompt]
 
 
-def test_a_new_process_deduplicates_a_resent_whole_history_by_message_id(tmp_path, first_turn, owner_key) -> None:
+def test_a_new_process_deduplicates_a_resent_whole_history_by_message_id(
+    tmp_path, first_turn, owner_key
+) -> None:
     second = start_server(tmp_path)
     try:
         history = get_json(second.url, owner_key, "/api/v1/threads/resumed/messages")["messages"]

@@ -81,7 +81,9 @@ async def test_no_key_is_401(client_without_key, counts_before) -> None:
 
 
 async def test_a_bad_key_is_401(bad_key_client, counts_before) -> None:
-    await assert_rejected(await post(bad_key_client, json.dumps(run_input("t", [user("hi")]))), 401, "unauthenticated")
+    await assert_rejected(
+        await post(bad_key_client, json.dumps(run_input("t", [user("hi")]))), 401, "unauthenticated"
+    )
     assert await sync_to_async(row_counts)() == counts_before
 
 
@@ -91,7 +93,9 @@ async def test_a_revoked_key_is_401(aclient, owner_key, counts_before) -> None:
     from agui_app.models import ApiKey
 
     await ApiKey.objects.filter(prefix=ApiKey.prefix_of(owner_key)).aupdate(revoked_at=timezone.now())
-    await assert_rejected(await post(aclient, json.dumps(run_input("t", [user("hi")]))), 401, "unauthenticated")
+    await assert_rejected(
+        await post(aclient, json.dumps(run_input("t", [user("hi")]))), 401, "unauthenticated"
+    )
 
 
 async def test_a_stale_state_version_is_409_and_nothing_runs(aclient, counts_before) -> None:

@@ -42,7 +42,9 @@ def test_a_patch_applies_bumps_the_version_and_logs_one_delta(api, thread) -> No
     assert [t["text"] for t in response.json()["state"]["todos"]] == ["a", "b"]
     last = Event.objects.filter(thread__thread_id="doc").order_by("-seq").first()
     assert last.type == "STATE_DELTA"
-    assert json.loads(last.data)["delta"] == [{"op": "add", "path": "/todos/-", "value": {"text": "b", "done": False}}]
+    assert json.loads(last.data)["delta"] == [
+        {"op": "add", "path": "/todos/-", "value": {"text": "b", "done": False}}
+    ]
 
 
 def test_a_stale_if_match_is_412_with_the_current_version_and_state(api, thread) -> None:
@@ -55,7 +57,9 @@ def test_a_stale_if_match_is_412_with_the_current_version_and_state(api, thread)
 
 
 def test_put_replaces_the_whole_state_and_is_sent_as_a_snapshot(api, thread) -> None:
-    response = api.put("/api/v1/threads/doc/state", {"state": {"mode": "new"}}, format="json", HTTP_IF_MATCH='"1"')
+    response = api.put(
+        "/api/v1/threads/doc/state", {"state": {"mode": "new"}}, format="json", HTTP_IF_MATCH='"1"'
+    )
     assert response.status_code == 200 and response.json() == {"state": {"mode": "new"}, "version": 2}
     last = Event.objects.filter(thread__thread_id="doc").order_by("-seq").first()
     assert last.type == "STATE_SNAPSHOT" and json.loads(last.data)["snapshot"] == {"mode": "new"}
@@ -71,16 +75,29 @@ def test_put_with_a_stale_if_match_is_412(api, thread) -> None:
 @pytest.mark.parametrize(
     ("ops", "index", "reason_part"),
     [
-        ([{"op": "add", "path": "/x", "value": 1}, {"op": "replace", "path": "/missing/deep", "value": 2}], 1, ""),
+        (
+            [{"op": "add", "path": "/x", "value": 1}, {"op": "replace", "path": "/missing/deep", "value": 2}],
+            1,
+            "",
+        ),
         ([{"op": "test", "path": "/todos/0/done", "value": True}], 0, ""),
         ([{"op": "remove", "path": "/todos/5"}], 0, ""),
         ([{"op": "jump", "path": "/x"}], 0, ""),
         ([{"op": "add", "path": "no-slash", "value": 1}], 0, ""),
         ([{"op": "add", "path": "/x"}], 0, "value"),
     ],
-    ids=["bad-pointer-after-a-good-op", "failing-test", "missing-index", "unknown-op", "malformed-path", "no-value"],
+    ids=[
+        "bad-pointer-after-a-good-op",
+        "failing-test",
+        "missing-index",
+        "unknown-op",
+        "malformed-path",
+        "no-value",
+    ],
 )
-def test_a_bad_patch_is_422_naming_the_operation_and_changes_nothing(api, thread, ops, index, reason_part) -> None:
+def test_a_bad_patch_is_422_naming_the_operation_and_changes_nothing(
+    api, thread, ops, index, reason_part
+) -> None:
     before = thread_fingerprint("doc")
     response = patch(api, ops)
     assert response.status_code == 422, response.content

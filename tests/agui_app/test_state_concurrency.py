@@ -14,12 +14,18 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True), pyt
 PATCH = "application/json-patch+json"
 
 
-async def concurrent_patches(url: str, key: str, bodies: list[tuple[list, dict[str, str]]]) -> list[httpx.Response]:
-    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
+async def concurrent_patches(
+    url: str, key: str, bodies: list[tuple[list, dict[str, str]]]
+) -> list[httpx.Response]:
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60
+    ) as client:
         return await asyncio.gather(
             *(
                 client.patch(
-                    "/api/v1/threads/busy/state", content=json.dumps(ops), headers={"Content-Type": PATCH, **headers}
+                    "/api/v1/threads/busy/state",
+                    content=json.dumps(ops),
+                    headers={"Content-Type": PATCH, **headers},
                 )
                 for ops, headers in bodies
             )
@@ -37,7 +43,9 @@ def busy_thread(server, owner_key) -> str:
     return "busy"
 
 
-def test_twenty_patches_with_the_same_if_match_let_exactly_one_through(server, owner_key, agent, busy_thread) -> None:
+def test_twenty_patches_with_the_same_if_match_let_exactly_one_through(
+    server, owner_key, agent, busy_thread
+) -> None:
     bodies = [([{"op": "add", "path": f"/k{i}", "value": i}], {"If-Match": '"0"'}) for i in range(20)]
     responses = asyncio.run(concurrent_patches(server.url, owner_key, bodies))
     statuses = sorted(r.status_code for r in responses)
@@ -59,6 +67,6 @@ def test_twenty_appends_without_if_match_are_all_applied(server, owner_key, agen
     thread = Thread.objects.get(thread_id="busy")
     assert sorted(thread.state["items"]) == list(range(20))
     assert thread.state_version == 21
-    assert list(StateRevision.objects.filter(thread=thread).order_by("version").values_list("version", flat=True)) == list(
-        range(1, 22)
-    )
+    assert list(
+        StateRevision.objects.filter(thread=thread).order_by("version").values_list("version", flat=True)
+    ) == list(range(1, 22))

@@ -35,12 +35,16 @@ CONTENT_TYPES = {"/state": "application/json-patch+json"}
 
 @pytest.fixture
 async def owners_thread(aclient, agent) -> str:
-    await run(aclient, "assistant", run_input("private-thread", [user(script({"say": "secret"}))], run_id="run-1"))
+    await run(
+        aclient, "assistant", run_input("private-thread", [user(script({"say": "secret"}))], run_id="run-1")
+    )
     return "private-thread"
 
 
 async def request(client, method: str, path: str):
-    content_type = "application/json-patch+json" if path.endswith("/state") and method == "patch" else "application/json"
+    content_type = (
+        "application/json-patch+json" if path.endswith("/state") and method == "patch" else "application/json"
+    )
     kwargs = {"content_type": content_type} if method in BODIES else {}
     args = (BODIES[method],) if method in BODIES else ()
     return await getattr(client, method)(path, *args, **kwargs)
@@ -60,26 +64,33 @@ async def test_another_tenants_thread_is_a_404_like_a_missing_one(
 
 async def test_events_as_a_stream_are_404_too(stranger_aclient, stranger_agent, owners_thread) -> None:
     response = await stranger_aclient.get(
-        f"/api/v1/threads/{owners_thread}/events", headers={"Accept": "text/event-stream", "Last-Event-ID": "0"}
+        f"/api/v1/threads/{owners_thread}/events",
+        headers={"Accept": "text/event-stream", "Last-Event-ID": "0"},
     )
     assert response.status_code == 404
 
 
-async def test_another_tenants_agent_is_404_on_every_agent_path(stranger_aclient, agent, stranger_tenant) -> None:
+async def test_another_tenants_agent_is_404_on_every_agent_path(
+    stranger_aclient, agent, stranger_tenant
+) -> None:
     # The stranger has no agent called "assistant": the owner's is invisible to them.
     body = run_input("t", [user("hi")])
     for response in (
         await stranger_aclient.get("/api/v1/agents/assistant"),
         await stranger_aclient.get("/api/v1/agents/assistant/capabilities"),
         await stranger_aclient.post("/api/v1/agents/assistant", body, content_type="application/json"),
-        await stranger_aclient.post("/api/v1/agents/assistant/connect", body, content_type="application/json"),
+        await stranger_aclient.post(
+            "/api/v1/agents/assistant/connect", body, content_type="application/json"
+        ),
     ):
         assert response.status_code == 404, response.content
     listed = json.loads((await stranger_aclient.get("/api/v1/agents")).content)
     assert listed["results"] == []
 
 
-async def test_thread_lists_show_only_the_tenants_own_threads(stranger_aclient, stranger_agent, owners_thread) -> None:
+async def test_thread_lists_show_only_the_tenants_own_threads(
+    stranger_aclient, stranger_agent, owners_thread
+) -> None:
     listed = json.loads((await stranger_aclient.get("/api/v1/threads")).content)
     assert listed["count"] == 0
 

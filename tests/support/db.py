@@ -21,6 +21,8 @@ def thread_fingerprint(thread_id: str) -> dict[str, Any]:
         "state": thread.state,
         "version": thread.state_version,
         "last_seq": thread.last_seq,
-        "revisions": list(StateRevision.objects.filter(thread=thread).values_list("version", "patch", "source")),
+        "revisions": list(
+            StateRevision.objects.filter(thread=thread).values_list("version", "patch", "source")
+        ),
         "events": list(Event.objects.filter(thread=thread).order_by("seq").values_list("seq", "data")),
     }

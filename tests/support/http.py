@@ -28,3 +28,27 @@ def get_json(base_url: str, key: str, path: str) -> Any:
 
 def text_of(frames: list[Frame]) -> str:
     return "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
+
+
+class SseReader:
+    """Reads an SSE response frame by frame (for tests that stop reading mid-stream)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self.lines = response.iter_lines()
+
+    def next_frame(self) -> Frame | None:
+        data: list[str] = []
+        frame_id: int | None = None
+        for line in self.lines:
+            if line == "":
+                if data:
+                    import json
+
+                    return Frame(frame_id, json.loads("\n".join(data)))
+                continue
+            if line.startswith("id: "):
+                frame_id = int(line[4:])
+            elif line.startswith("data: "):
+                data.append(line[6:])
+        return None

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Set up and run AG-UI Hub on its embedded defaults (SQLite, in-memory channel layer):
+#   scripts/serve.sh            → http://127.0.0.1:8000
+# Creates .venv, installs, migrates, seeds the demo tenant (prints its API key and a curl that
+# streams a run), then starts Uvicorn. Environment: PORT, DATABASE_URL, REDIS_URL, SECRET_KEY,
+# AGUI_DEMO_API_KEY, DEBUG (see README.md "Settings").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3.11}"
+PORT="${PORT:-8000}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+
+# A stable secret for this checkout (DEBUG stays off), kept out of git.
+if [ -z "${SECRET_KEY:-}" ]; then
+  [ -f .secret_key ] || .venv/bin/python -c "import secrets; print(secrets.token_urlsafe(50))" > .secret_key
+  export SECRET_KEY="$(cat .secret_key)"
+fi
+export ALLOWED_HOSTS="${ALLOWED_HOSTS:-127.0.0.1,localhost}"
+
+.venv/bin/python manage.py migrate --no-input -v 0
+KEY="$(.venv/bin/python manage.py seed_demo)"
+
+cat <<INFO
+
+AG-UI Hub is starting on http://127.0.0.1:${PORT}
+
+  Demo API key (shown once; run scripts/serve.sh again for a new one):
+    ${KEY}
+
+  Stream a run:
+    curl -N http://127.0.0.1:${PORT}/api/v1/agents/assistant \\
+      -H 'Authorization: Bearer ${KEY}' -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \\
+      -d '{"threadId":"hello","runId":"run-1","state":{},"messages":[{"id":"m-1","role":"user","content":"What is the weather in Paris?"}],"tools":[],"context":[],"forwardedProps":{}}'
+
+  API docs: http://127.0.0.1:${PORT}/api/docs   Admin: http://127.0.0.1:${PORT}/admin/ (manage.py createsuperuser)
+
+INFO
+exec .venv/bin/python -m uvicorn project.asgi:application --host 127.0.0.1 --port "$PORT" --no-access-log

@@ -1,0 +1,25 @@
+"""The README shows code that the test suite runs, verbatim."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_readme_capabilities_snippet_is_the_one_the_node_test_runs() -> None:
+    script = (ROOT / "tests" / "node" / "capabilities.mjs").read_text()
+    snippet = re.search(r"// --- README snippet -+\n(.*?)\n// -+", script, re.DOTALL)
+    assert snippet is not None
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- capabilities-snippet -->\n```js\n(.*?)```", readme, re.DOTALL)
+    assert block is not None
+    assert block.group(1).strip() == snippet.group(1).strip()
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "scripts/test.sh" in readme and "scripts/test.sh" in ci
+    assert "scripts/serve.sh" in readme and (ROOT / "scripts" / "serve.sh").exists()
