@@ -12,6 +12,7 @@ from agui_app.models import StateRevision, Thread
 from tests.support.inputs import run_input, script, user
 from tests.support.runs import run
 from tests.support.state import client_state
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LOAD_TODOS = {"call": "load_capability", "args": {"id": "todos"}}
@@ -102,8 +103,7 @@ async def test_an_agent_change_that_no_longer_applies_is_refused_and_the_run_res
     slow_complete = {"delay_ms": 1500, "call": "complete_todo", "args": {"index": 2}}
     body = run_input("race", [user(script(LOAD_TODOS, slow_complete, {"say": "noted"}))], state=initial)
     running = asyncio.ensure_future(run(aclient, "assistant", body))
-    while not await Thread.objects.filter(thread_id="race", state_version=1).aexists():
-        await asyncio.sleep(0.05)
+    await eventually(Thread.objects.filter(thread_id="race", state_version=1).aexists)
     await asyncio.sleep(0.6)  # the model is now waiting inside its 1.5 s step, holding a 3-todo view
     response = await aclient.patch(
         "/api/v1/threads/race/state",
