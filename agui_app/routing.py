@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-websocket_urlpatterns: list[URLPattern | URLResolver] = []
+from agui_app.consumers import ThreadConsumer
+
+websocket_urlpatterns: list[URLPattern | URLResolver] = [
+    path("ws/v1/threads/<str:thread_id>", ThreadConsumer.as_asgi()),
+]
 
 
 def websocket_mounted() -> bool:

@@ -71,11 +71,21 @@ async def run_agent(request: HttpRequest, agent_slug: str) -> HttpResponse:
     """Start a run and stream the thread's log from its ``RUN_STARTED`` to its terminal event."""
     try:
         tenant, agent, run_input = await tenant_and_agent(request, agent_slug)
-        admission = await admit(tenant=tenant, agent=agent, run_input=run_input)
+        admission = await admit_and_start(tenant=tenant, agent=agent, run_input=run_input)
     except ApiError as exc:
         return error_response(exc)
-    await start_run(admission=admission, agent=agent, tenant=tenant, run_input=run_input)
     return sse_response(with_keepalives(run_events(admission)))
+
+
+async def admit_and_start(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admission:
+    """Admit the run (see ``admit``) and start it as a detached task of this process.
+
+    Shared by the HTTP endpoint and the WebSocket ``run`` frame. Raises the ``ApiError`` of a
+    refused admission (nothing started then); the run's own failures end in a logged ``RUN_ERROR``.
+    """
+    admission = await admit(tenant=tenant, agent=agent, run_input=run_input)
+    await start_run(admission=admission, agent=agent, tenant=tenant, run_input=run_input)
+    return admission
 
 
 async def admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admission:

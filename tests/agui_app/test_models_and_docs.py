@@ -19,7 +19,7 @@ async def test_a_provider_model_without_its_key_ends_the_run_with_a_clear_error(
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     await Agent.objects.filter(pk=agent.pk).aupdate(model="openai-chat:gpt-4o")
     frames = await run(aclient, "assistant", run_input("keyless", [user("hello")]))
-    assert [f.type for f in frames][0] == "RUN_STARTED"
+    assert frames[0].type == "RUN_STARTED"
     assert frames[-1].type == "RUN_ERROR" and frames[-1].data["code"] == "model_unavailable"
     assert "OPENAI_API_KEY" in frames[-1].data["message"]
     assert validate_agui([f.data for f in frames]).summary.errors == 0
