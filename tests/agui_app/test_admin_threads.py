@@ -3,18 +3,13 @@ one write — replacing the state as an admin, refused when the state changed me
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
 import pytest
 from django.test import Client
 from django.urls import reverse
-from pydantic_ai._uuid import uuid7
-from pydantic_ai.conversation_store import ConversationEntry
-from pydantic_ai.messages import ModelResponse, TextPart
 
-from agui_app.conversation_store import STORE
 from agui_app.models import LoadedCapability, Run, RunStatus, StateRevision, StateSource, Thread
 from agui_app.services.conversations import conversation_keep_user_messages
 from agui_app.services.state import state_replace
@@ -39,16 +34,10 @@ def make_thread(agent: Agent, thread_id: str = "t-1") -> Thread:
     )
     scope = agent.tenant.conversation_scope
     conversation_keep_user_messages(
-        thread=thread, scope=scope, messages=[{"id": "m-1", "role": "user", "content": "Add milk please"}]
-    )
-    record = STORE.read_record_sync(thread.conversation_id)
-    answer = ConversationEntry(
-        id=str(uuid7()), parent_id=record.head_id, message=ModelResponse(parts=[TextPart("Added milk.")])
-    )
-    STORE.write_record_sync(
-        dataclasses.replace(record, head_id=answer.id, revision=str(uuid7())),
-        new_entries=[answer],
-        expected_revision=record.revision,
+        thread=thread,
+        scope=scope,
+        messages=[{"id": "m-1", "role": "user", "content": "Add milk please"}],
+        note="Added milk.",
     )
     run = Run.objects.create(thread=thread, run_id="run-1", status=RunStatus.SUCCEEDED)
     skill = agent.skills.get(skill_id="todos")
