@@ -7,7 +7,10 @@ objects are not shareable across runs), from rows the caller loaded with the age
 
 from __future__ import annotations
 
+import copy
 import logging
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +23,14 @@ from pydantic_ai.settings import ModelSettings
 from capabilities.llm import ModelUnavailable, resolve_model, unavailable_model
 from capabilities.models import Agent, AgentSkill
 from capabilities.runtime import ToolDeps
-from capabilities.tools.registry import DEFAULT_TOOL_RETRIES, registry
+from capabilities.tools.registry import DEFAULT_TOOL_RETRIES, RegisteredTool, registry
 
 logger = logging.getLogger(__name__)
+# One built Tool per registered function. Building one generates its schema (signature, docstring,
+# JSON schema: ~7 ms), which made assembling an agent with 100 tools take ~300 ms per run. The
+# schema depends on the function alone and pydantic-ai only reads it, so every run gets a shallow
+# copy of the template (its own Tool object) sharing the schema.
+_TOOL_TEMPLATES: weakref.WeakKeyDictionary[Callable[..., Any], Tool[Any]] = weakref.WeakKeyDictionary()
 
 
 class SkillCapability(Capability[ToolDeps]):
@@ -57,6 +65,19 @@ def enabled_agent_skills(agent: Agent) -> list[AgentSkill]:
     )
 
 
+def run_tool(registered: RegisteredTool, *, requires_approval: bool | None = None) -> Tool[Any]:
+    """``registered.build(requires_approval=...)`` for one run, without regenerating the schema."""
+    try:
+        template = _TOOL_TEMPLATES.get(registered.function)
+    except TypeError:  # a callable that cannot be weakly referenced: build it every time
+        return registered.build(requires_approval=requires_approval)
+    if template is None or template.name != registered.name:
+        template = _TOOL_TEMPLATES[registered.function] = registered.build()
+    tool = copy.copy(template)
+    tool.requires_approval = registered.requires_approval if requires_approval is None else requires_approval
+    return tool
+
+
 def skill_tools(names: list[str], requires_approval: list[str], *, skill_id: str) -> list[Tool[Any]]:
     tools: list[Tool[Any]] = []
     for name in names:
@@ -65,7 +86,7 @@ def skill_tools(names: list[str], requires_approval: list[str], *, skill_id: str
             continue
         registered = registry.get(name)
         tools.append(
-            registered.build(requires_approval=registered.requires_approval or name in requires_approval)
+            run_tool(registered, requires_approval=registered.requires_approval or name in requires_approval)
         )
     return tools
 
@@ -97,7 +118,7 @@ def assemble(agent: Agent) -> RunAgentPlan:
         deps_type=ToolDeps,
         output_type=[str, DeferredToolRequests],
         instructions=agent.instructions or None,
-        tools=[t.build() for t in registry.always_on()],
+        tools=[run_tool(t) for t in registry.always_on()],
         capabilities=[build_capability(link) for link in links],
         model_settings=ModelSettings(parallel_tool_calls=agent.parallel_tool_calls),
         # Unknown tool names and load_capability get the registry tools' budget, not pydantic-ai's

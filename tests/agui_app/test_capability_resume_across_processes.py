@@ -55,6 +55,7 @@ def test_a_new_process_calls_the_loaded_skills_tool_with_no_reload(
     body = run_input("travel", [user(script(FORECAST, {"say": "Done."}))], run_id="run-b")
     frames = stream_run(process_b.url, owner_key, "assistant", body)
 
+    assert frames[-1].type == "RUN_FINISHED", (frames[-1].data, process_b.log())
     assert called(frames) == ["get_forecast"]  # no load_capability round trip
     assert tool_results(frames) == [PARIS]
     assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "success"}
@@ -70,6 +71,7 @@ def test_on_a_fresh_thread_the_new_process_refuses_the_same_direct_call(
     body = run_input("elsewhere", [user(script(FORECAST, {"say": "Done."}))])
     frames = stream_run(process_b.url, owner_key, "assistant", body)
 
+    assert frames[-1].type == "RUN_FINISHED", (frames[-1].data, process_b.log())
     [refusal] = tool_results(frames)
     assert refusal.startswith("Tool 'get_forecast' is not available yet: it belongs to capability 'weather'.")
     assert PARIS not in refusal
