@@ -36,8 +36,9 @@ LOAD_TOOL = "load_capability"
 SYSTEM_VOICE = "<system>"
 CATALOG_LINE = re.compile(r"^- ([a-z][a-z0-9_-]*): (.+)$", re.MULTILINE)
 CATALOG_BLOCK = re.compile(
-    r'<pyai:context id="capability:deferred_capabilities">(.*?)</pyai:context>', re.DOTALL
+    r'<pyai:context(_diff)? id="capability:deferred_capabilities">\n?(.*?)</pyai:context(?:_diff)?>', re.DOTALL
 )
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
     "a an and are as at be by can do for from how i in is it me my of on or please the this to use what "
@@ -196,7 +197,8 @@ def words(text: str) -> set[str]:
 
 
 def catalog(messages: Sequence[ModelMessage], info: AgentInfo) -> dict[str, str]:
-    """The deferred-capability catalog: the last one the model was shown (it is appended as it changes)."""
+    """The deferred-capability catalog as the model was last shown it: a full block, then later
+    changes appended as full blocks or as unified diffs of the previous one."""
     texts = [info.instructions or ""]
     texts += [
         p.content
@@ -205,11 +207,32 @@ def catalog(messages: Sequence[ModelMessage], info: AgentInfo) -> dict[str, str]
         for p in m.parts
         if isinstance(p, UserPromptPart) and isinstance(p.content, str) and p.content.startswith(SYSTEM_VOICE)
     ]
-    found: dict[str, str] = {}
+    lines: list[str] = []
     for text in texts:
-        for block in CATALOG_BLOCK.findall(text):
-            found = dict(CATALOG_LINE.findall(block))
-    return found
+        for is_diff, body in CATALOG_BLOCK.findall(text):
+            lines = apply_unified_diff(lines, body) if is_diff else body.strip("\n").split("\n")
+    return dict(CATALOG_LINE.findall("\n".join(lines)))
+
+
+def apply_unified_diff(lines: list[str], diff: str) -> list[str]:
+    """``lines`` changed by a unified diff (``---``/``+++`` headers, ``@@`` hunks)."""
+    result: list[str] = []
+    position = 0  # index in ``lines`` of the next line not yet copied
+    for line in diff.strip("\n").split("\n"):
+        if line.startswith(("--- ", "+++ ")):
+            continue
+        if hunk := HUNK.match(line):
+            start = max(int(hunk.group(1)) - 1, 0) if hunk.group(2) != "0" else int(hunk.group(1))
+            result.extend(lines[position:start])
+            position = start
+        elif line.startswith("+"):
+            result.append(line[1:])
+        elif line.startswith("-"):
+            position += 1
+        elif line.startswith(" "):
+            result.append(lines[position] if position < len(lines) else line[1:])
+            position += 1
+    return result + lines[position:]
 
 
 def capability_tools(info: AgentInfo) -> dict[str, list[ToolDefinition]]:

@@ -12,15 +12,16 @@ def agents_for_tenant(tenant_id: int) -> QuerySet[Agent]:
 
 
 def agent_for_tenant(tenant_id: int, slug: str) -> Agent | None:
-    """The agent with its skills (and their current versions) loaded, or ``None``."""
+    """The agent with its skills loaded (not their Markdown sources), or ``None``."""
     return (
         agents_for_tenant(tenant_id)
         .prefetch_related(
             Prefetch(
                 "agent_skills",
-                queryset=AgentSkill.objects.select_related("skill", "skill__current_version").order_by(
-                    "skill__skill_id"
-                ),
+                # The Markdown source is not needed to run or describe an agent (the parsed fields are).
+                queryset=AgentSkill.objects.select_related("skill")
+                .defer("skill__source")
+                .order_by("skill__skill_id"),
             )
         )
         .filter(slug=slug)

@@ -19,7 +19,16 @@ from django.utils import timezone
 
 from agui_app.errors import Conflict
 from agui_app.eventlog import append_events
-from agui_app.models import ConversationEntry, LoadedCapability, Run, RunStatus, StateSource, Tenant, Thread
+from agui_app.models import (
+    ConversationEntry,
+    ConversationRecord,
+    LoadedCapability,
+    Run,
+    RunStatus,
+    StateSource,
+    Tenant,
+    Thread,
+)
 from agui_app.services.conversations import conversation_keep_user_messages
 from agui_app.services.messages import (
     StreamIds,
@@ -80,6 +89,7 @@ def run_admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admi
                     code="thread_busy",
                     details={"activeRunId": active.run_id},
                 )
+            _check_open_interrupts(thread, run_input)
             if Run.objects.filter(thread=thread, run_id=run_input.run_id).exists():
                 raise Conflict(f"Run {run_input.run_id!r} already exists on this thread.", code="run_exists")
             _record_input_state(thread, run_input.state, forwarded.get("stateVersion"))
@@ -96,6 +106,25 @@ def run_admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admi
             return Admission(thread=thread, run=run, cursor=thread.last_seq)
     except IntegrityError as exc:  # another process admitted a run on this thread meanwhile
         raise Conflict("A run is active on this thread.", code="thread_busy") from exc
+
+
+def _check_open_interrupts(thread: Thread, run_input: RunAgentInput) -> None:
+    """A run may not go past an open interrupt (a tool call waiting for approval): its input must
+    resume every one of them, approved or cancelled (AG-UI: never act on, nor finish as success
+    over, an interrupt that has no resume entry)."""
+    record = (
+        ConversationRecord.objects.filter(pk=thread.conversation_id).values("deferred_tool_requests").first()
+    )
+    requests = (record or {}).get("deferred_tool_requests") or {}
+    open_ids = {f"int-{call['tool_call_id']}" for call in requests.get("approvals") or []}
+    answered = {entry.interrupt_id for entry in getattr(run_input, "resume", None) or []}
+    if missing := sorted(open_ids - answered):
+        raise Conflict(
+            "The thread is waiting for a decision on an interrupt: resume it (approve, deny or cancel) "
+            "with RunAgentInput.resume before anything else.",
+            code="interrupt_pending",
+            details={"interrupts": missing},
+        )
 
 
 def _record_input_state(thread: Thread, state: Any, state_version: Any) -> None:

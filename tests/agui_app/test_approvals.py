@@ -132,13 +132,14 @@ async def test_a_cancelled_interrupt_is_a_denial(aclient, agent) -> None:
     assert errors(frames, AGUI207="off") == []
 
 
-async def test_a_resume_for_an_unknown_interrupt_fails_without_running_the_tool(aclient, agent) -> None:
+async def test_a_resume_for_an_unknown_interrupt_is_409_without_running_the_tool(aclient, agent) -> None:
     _, interrupt = await pause(aclient, "t-unknown")
     entry = {"interruptId": "int-call_not_pending", "status": "resolved", "payload": {"approved": True}}
-    frames = await resume(aclient, "t-unknown", entry)
-    assert frames[-1].type == "RUN_ERROR"
-    assert "not waiting on" in frames[-1].data["message"]
-    assert not any(f.type == "TOOL_CALL_RESULT" for f in frames)
+    body = run_input("t-unknown", [], resume=[entry], run_id="run-2")
+    status, frames, raw = await stream(aclient, "/api/v1/agents/assistant", body)
+    assert status == 409 and frames == []
+    error = json.loads(raw)["error"]
+    assert error["code"] == "interrupt_pending" and error["details"]["interrupts"] == [interrupt["id"]]
     # the real interrupt is still open and can be answered
     approved = await run(
         aclient,
@@ -167,16 +168,16 @@ async def test_a_new_turn_that_ignores_an_open_interrupt_is_not_finished_as_succ
     it may reject before RUN_STARTED or interrupt again, and MUST NOT finish as success."""
     _, interrupt = await pause(aclient, "t-ignored")
     body = run_input("t-ignored", [user(script({"say": "Moving on."}))], run_id="run-2")
-    status, frames, _ = await stream(aclient, "/api/v1/agents/assistant", body)
-
-    assert not any(f.type == "TOOL_CALL_RESULT" and "Refunded" in f.data["content"] for f in frames)
-    if status == 200:
-        outcome = frames[-1].data.get("outcome", {})
-        assert frames[-1].type == "RUN_FINISHED" and outcome.get("type") == "interrupt", (
-            f"the open interrupt {interrupt['id']} was dropped: the run ended {frames[-1].data}"
-        )
-    else:
-        assert 400 <= status < 500
+    status, frames, raw = await stream(aclient, "/api/v1/agents/assistant", body)
+    assert status == 409 and frames == []
+    assert json.loads(raw)["error"]["details"]["interrupts"] == [interrupt["id"]]
+    # Nothing was run or stored: the interrupt can still be answered.
+    approved = await resume(
+        aclient,
+        "t-ignored",
+        {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}},
+    )
+    assert results_for(approved, interrupt["toolCallId"]) == ["Refunded 25.00 on order A-1001."]
 
 
 async def test_approval_required_by_one_skill_does_not_leak_to_a_concurrent_run_of_the_same_tool(
