@@ -9,12 +9,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from agui_app.models import ApiKey, Tenant
+from agui_app.sync_calls import in_db_thread
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -44,7 +44,7 @@ def tenant_for_key(raw_key: str | None) -> Tenant | None:
     return key.tenant
 
 
-atenant_for_key = sync_to_async(tenant_for_key)
+atenant_for_key = in_db_thread(tenant_for_key)
 
 
 class TenantUser:

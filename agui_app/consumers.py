@@ -23,7 +23,6 @@ from urllib.parse import urlparse
 
 import orjson
 from ag_ui.core import RunAgentInput
-from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.http.request import validate_host
@@ -38,6 +37,7 @@ from agui_app.selectors import run_for_thread, thread_for_tenant
 from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch
 from agui_app.streaming.follow import follow
+from agui_app.sync_calls import in_db_thread
 from capabilities.selectors import agent_for_tenant
 
 logger = logging.getLogger(__name__)
@@ -47,11 +47,11 @@ CLOSE_NOT_FOUND = 4404
 CLOSE_AMBIGUOUS = 4409
 EVENT_FRAME = '{"type":"event","seq":%d,"event":%s}'
 
-atenant_for_key = sync_to_async(tenant_for_key)
-athread_for_tenant = sync_to_async(thread_for_tenant)
-aagent_for_tenant = sync_to_async(agent_for_tenant)
-arun_for_thread = sync_to_async(run_for_thread)
-arun_request_cancel = sync_to_async(run_request_cancel)
+atenant_for_key = in_db_thread(tenant_for_key)
+athread_for_tenant = in_db_thread(thread_for_tenant)
+aagent_for_tenant = in_db_thread(agent_for_tenant)
+arun_for_thread = in_db_thread(run_for_thread)
+arun_request_cancel = in_db_thread(run_request_cancel)
 
 
 # --- client frames ----------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def staff_thread(user: Any, thread_id: str) -> Thread:
     return found[0]
 
 
-astaff_thread = sync_to_async(staff_thread)
+astaff_thread = in_db_thread(staff_thread)
 
 
 # --- the consumer ---------------------------------------------------------------------------
@@ -334,7 +334,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         """Apply the patch; ``state.ack`` answers, the ``STATE_DELTA`` itself comes through the log."""
         thread = await self.current_thread()
         try:
-            change = await sync_to_async(state_apply_patch)(
+            change = await in_db_thread(state_apply_patch)(
                 thread_pk=thread.pk,
                 ops=frame.patch,
                 source=StateSource.CLIENT,

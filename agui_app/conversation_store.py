@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
 from pydantic import TypeAdapter
 from pydantic_ai import DeferredToolRequests
@@ -26,6 +25,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.usage import RunUsage
 
 from agui_app import models
+from agui_app.sync_calls import in_db_thread
 
 USAGE = TypeAdapter(RunUsage)
 DEFERRED = TypeAdapter(DeferredToolRequests | None)
@@ -94,7 +94,7 @@ class DjangoConversationStore(ConversationStore):
     """The service's conversation store. Stateless: one instance serves every request."""
 
     async def read_record(self, conversation_id: str) -> ConversationRecord | None:
-        return await sync_to_async(self.read_record_sync)(conversation_id)
+        return await in_db_thread(self.read_record_sync)(conversation_id)
 
     def read_record_sync(self, conversation_id: str) -> ConversationRecord | None:
         row = models.ConversationRecord.objects.filter(pk=conversation_id).first()
@@ -109,7 +109,7 @@ class DjangoConversationStore(ConversationStore):
                 rows = rows.filter(scope=scope)
             return [record_from_row(row) for row in (rows[:limit] if limit is not None else rows)]
 
-        return await sync_to_async(read)()
+        return await in_db_thread(read)()
 
     async def write_record(
         self,
@@ -118,7 +118,7 @@ class DjangoConversationStore(ConversationStore):
         new_entries: Sequence[ConversationEntry] = (),
         expected_revision: str | None,
     ) -> None:
-        await sync_to_async(self.write_record_sync)(
+        await in_db_thread(self.write_record_sync)(
             record, new_entries=new_entries, expected_revision=expected_revision
         )
 
@@ -173,7 +173,7 @@ class DjangoConversationStore(ConversationStore):
             raise ConversationConflict(record.conversation_id) from exc
 
     async def delete_record(self, conversation_id: str, *, expected_revision: str) -> None:
-        await sync_to_async(self.delete_record_sync)(conversation_id, expected_revision=expected_revision)
+        await in_db_thread(self.delete_record_sync)(conversation_id, expected_revision=expected_revision)
 
     def delete_record_sync(self, conversation_id: str, *, expected_revision: str) -> None:
         """Deletes the record and, unless a fork shares them, every entry of its histories."""
@@ -204,10 +204,10 @@ class DjangoConversationStore(ConversationStore):
                 raise LookupError(entry_id)
             return entry_from_row(row)
 
-        return await sync_to_async(read)()
+        return await in_db_thread(read)()
 
     async def read_history(self, head_id: str | None, *, limit: int | None = None) -> list[ConversationEntry]:
-        rows = await sync_to_async(history_rows)(head_id, limit=limit)
+        rows = await in_db_thread(history_rows)(head_id, limit=limit)
         return [entry_from_row(row) for row in rows]
 
 

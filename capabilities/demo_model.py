@@ -36,7 +36,8 @@ LOAD_TOOL = "load_capability"
 SYSTEM_VOICE = "<system>"
 CATALOG_LINE = re.compile(r"^- ([a-z][a-z0-9_-]*): (.+)$", re.MULTILINE)
 CATALOG_BLOCK = re.compile(
-    r'<pyai:context(_diff)? id="capability:deferred_capabilities">\n?(.*?)</pyai:context(?:_diff)?>', re.DOTALL
+    r'<pyai:context(_diff)? id="capability:deferred_capabilities">\n?(.*?)</pyai:context(?:_diff)?>',
+    re.DOTALL,
 )
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 WORD = re.compile(r"[a-z0-9]+")

@@ -21,6 +21,7 @@ from rest_framework.test import APIClient
 from agui_app.detached import _running
 from agui_app.models import Membership, Tenant
 from agui_app.services.tenancy import api_key_create, tenant_create
+from agui_app.sync_calls import close_db_thread_connections
 from capabilities.models import Agent
 from capabilities.services.skills import skill_import_bundle
 from tests.support.runs import KeyedAsyncClient
@@ -68,8 +69,9 @@ async def _detached_tasks_end_with_the_test() -> AsyncIterator[None]:
     for task in mine:
         task.cancel()
     await asyncio.gather(*mine, return_exceptions=True)
-    # Their ORM work ran on asgiref's shared sync thread: close its connection, so the test
-    # database can be dropped at the end of the session.
+    # Their ORM work ran on the shared database threads (and asgiref's sync thread): close those
+    # connections, so the test database can be dropped at the end of the session.
+    await asyncio.to_thread(close_db_thread_connections)
     await sync_to_async(connections.close_all)()
 
 

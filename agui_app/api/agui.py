@@ -35,11 +35,12 @@ from agui_app.services.runs import Admission, run_admit, run_request_cancel
 from agui_app.streaming.events import LoggedEvent, now_ms
 from agui_app.streaming.follow import follow
 from agui_app.streaming.sse import sse_response, with_keepalives
+from agui_app.sync_calls import in_db_thread
 from capabilities.models import Agent
 from capabilities.selectors import agent_for_tenant
 
-aagent_for_tenant = sync_to_async(agent_for_tenant)
-arun_admit = sync_to_async(run_admit)
+aagent_for_tenant = in_db_thread(agent_for_tenant)
+arun_admit = in_db_thread(run_admit)
 METHOD_NOT_ALLOWED = ApiError("Use POST.", code="method_not_allowed", status=405)
 
 
@@ -101,17 +102,17 @@ async def admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Ad
 
 
 async def interrupt_active_run(tenant: Tenant, thread_id: str) -> None:
-    thread = await sync_to_async(thread_for_tenant)(tenant, thread_id)
-    running = await sync_to_async(active_run)(thread) if thread is not None else None
+    thread = await in_db_thread(thread_for_tenant)(tenant, thread_id)
+    running = await in_db_thread(active_run)(thread) if thread is not None else None
     if thread is None or running is None:
         return
     try:
-        await sync_to_async(run_request_cancel)(run=running)
+        await in_db_thread(run_request_cancel)(run=running)
     except Conflict:
         return
     deadline = asyncio.get_running_loop().time() + settings.AGUI_MULTITASK_WAIT_SECONDS
     while asyncio.get_running_loop().time() < deadline:
-        current = await sync_to_async(run_for_thread)(thread, running.run_id)
+        current = await in_db_thread(run_for_thread)(thread, running.run_id)
         if current is None or current.status != RunStatus.RUNNING:
             return
         await asyncio.sleep(0.05)
@@ -139,12 +140,12 @@ async def connect(request: HttpRequest, agent_slug: str) -> HttpResponse:
     RUN_FINISHED``), then the events of a run in flight, replayed from its start and followed live."""
     try:
         tenant, agent, run_input = await tenant_and_agent(request, agent_slug)
-        thread = await sync_to_async(thread_for_tenant)(tenant, run_input.thread_id)
+        thread = await in_db_thread(thread_for_tenant)(tenant, run_input.thread_id)
         if thread is not None and thread.agent_id != agent.pk:
             raise Conflict(
                 f"Thread {thread.thread_id!r} belongs to another agent.", code="thread_agent_mismatch"
             )
-        snapshot = await sync_to_async(connect_snapshot)(thread) if thread is not None else None
+        snapshot = await in_db_thread(connect_snapshot)(thread) if thread is not None else None
     except ApiError as exc:
         return error_response(exc)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -18,9 +17,10 @@ from agui_app.eventlog import events_after
 from agui_app.selectors import thread_for_tenant
 from agui_app.streaming.follow import follow
 from agui_app.streaming.sse import sse_response, with_keepalives
+from agui_app.sync_calls import in_db_thread
 
-athread_for_tenant = sync_to_async(thread_for_tenant)
-aevents_after = sync_to_async(events_after)
+athread_for_tenant = in_db_thread(thread_for_tenant)
+aevents_after = in_db_thread(events_after)
 
 
 def non_negative_int(raw: str | None, name: str, default: int) -> int:

@@ -13,7 +13,6 @@ import logging
 from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
-from asgiref.sync import sync_to_async
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
@@ -27,6 +26,7 @@ from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.messages import StreamIds
 from agui_app.services.runs import Admission, run_complete
 from agui_app.streaming.events import PendingEvent, encode_dict, encode_event
+from agui_app.sync_calls import in_db_thread
 from capabilities.assembly import assemble
 from capabilities.models import Agent
 from capabilities.runtime import ToolDeps
@@ -107,7 +107,7 @@ class RunExecution:
         await self.close(terminal)
 
     async def events(self) -> Any:
-        plan = await sync_to_async(assemble)(self.agent)
+        plan = await in_db_thread(assemble)(self.agent)
         self.skill_versions = plan.skill_versions
         adapter = HubAGUIAdapter(
             agent=plan.agent,

@@ -15,13 +15,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from pydantic_ai import CancellationToken
 
 from agui_app.detached import spawn_detached
 from agui_app.services.runs import runs_heartbeat, runs_recover_stale
 from agui_app.streaming.hub import get_hub
+from agui_app.sync_calls import in_db_thread
 
 logger = logging.getLogger(__name__)
 SWEEP_EVERY_BEATS = 3
@@ -79,12 +79,12 @@ class Supervisor:
         beats = 0
         while True:
             try:
-                flagged = await sync_to_async(runs_heartbeat)(list(self.runs))
+                flagged = await in_db_thread(runs_heartbeat)(list(self.runs))
                 for run_pk in flagged:
                     if (handle := self.runs.get(run_pk)) is not None:
                         handle.cancel()
                 if beats % SWEEP_EVERY_BEATS == 0:
-                    recovered = await sync_to_async(runs_recover_stale)()
+                    recovered = await in_db_thread(runs_recover_stale)()
                     if recovered:
                         logger.warning("recovered %d run(s) whose process stopped", recovered)
             except Exception:

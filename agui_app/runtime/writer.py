@@ -12,12 +12,12 @@ import asyncio
 import uuid
 from collections.abc import Callable
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
 
 from agui_app.eventlog import append_events
 from agui_app.streaming.events import PendingEvent
+from agui_app.sync_calls import in_db_thread
 
 
 class RunEventWriter:
@@ -66,7 +66,7 @@ class RunEventWriter:
                 self._timer = None
             batch, self.pending = self.pending, []
             if batch or finish is not None:
-                await sync_to_async(self._write)(batch, finish)
+                await in_db_thread(self._write)(batch, finish)
 
     def _write(self, batch: list[PendingEvent], finish: Callable[[], list[PendingEvent]] | None) -> None:
         with transaction.atomic():

@@ -13,16 +13,16 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from agui_app.eventlog import events_after
 from agui_app.streaming.events import LoggedEvent
 from agui_app.streaming.hub import SubscriberOverflow, get_hub
+from agui_app.sync_calls import in_db_thread
 
 PAGE = 1000
 
-aevents_after = sync_to_async(events_after)
+aevents_after = in_db_thread(events_after)
 
 
 async def follow(

@@ -12,7 +12,9 @@ from capabilities.demo_model import apply_unified_diff, fill_arguments, parse_sc
 
 
 def definition(name: str, properties: dict, required: list[str]) -> ToolDefinition:
-    return ToolDefinition(name=name, parameters_json_schema={"type": "object", "properties": properties, "required": required})
+    return ToolDefinition(
+        name=name, parameters_json_schema={"type": "object", "properties": properties, "required": required}
+    )
 
 
 async def test_say_yields_one_delta_per_word_keeping_the_spaces() -> None:
@@ -27,10 +29,15 @@ def test_a_bad_script_is_reported_not_run() -> None:
 
 def test_the_router_fills_a_city_an_order_id_and_todo_text_from_words() -> None:
     forecast = definition("get_forecast", {"city": {"type": "string"}}, ["city"])
-    refund = definition("issue_refund", {"order_id": {"type": "string"}, "amount": {"type": "number"}}, ["order_id", "amount"])
+    refund = definition(
+        "issue_refund", {"order_id": {"type": "string"}, "amount": {"type": "number"}}, ["order_id", "amount"]
+    )
     todo = definition("add_todo", {"text": {"type": "string"}}, ["text"])
     assert fill_arguments(forecast, "What is the weather in New York tomorrow?") == {"city": "New York"}
-    assert fill_arguments(refund, "Refund 25.5 on order A-1001 please") == {"order_id": "A-1001", "amount": 25.5}
+    assert fill_arguments(refund, "Refund 25.5 on order A-1001 please") == {
+        "order_id": "A-1001",
+        "amount": 25.5,
+    }
     assert fill_arguments(todo, "Add buy milk to my todo list") == {"text": "buy milk"}
     assert fill_arguments(forecast, "Will it rain?") is None
 
@@ -40,6 +47,8 @@ LINES = st.lists(st.sampled_from([f"- c{i}: about {i}" for i in range(8)]), max_
 
 @settings(max_examples=300, deadline=None)
 @given(LINES, LINES)
-def test_the_catalog_diff_applier_turns_the_old_catalog_into_the_new_one(old: list[str], new: list[str]) -> None:
+def test_the_catalog_diff_applier_turns_the_old_catalog_into_the_new_one(
+    old: list[str], new: list[str]
+) -> None:
     diff = "\n".join(difflib.unified_diff(old, new, "before", "after", lineterm=""))
     assert (apply_unified_diff(old, diff) if diff else old) == new

@@ -7,7 +7,9 @@ import time
 from collections.abc import Awaitable, Callable
 
 
-async def eventually(condition: Callable[[], Awaitable[bool]], *, within: float = 10.0, every: float = 0.02) -> None:
+async def eventually(
+    condition: Callable[[], Awaitable[bool]], *, within: float = 10.0, every: float = 0.02
+) -> None:
     """Wait until ``condition()`` holds; fail the test if it does not within ``within`` seconds."""
     deadline = time.monotonic() + within
     while not await condition():
