@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from ag_ui.core import BaseEvent
+from ag_ui.core import BaseEvent, TextMessageContentEvent, ToolCallArgsEvent
 
 TERMINAL_TYPES = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 
@@ -51,6 +51,24 @@ def encode_event(event: BaseEvent) -> PendingEvent:
     """Wire JSON of an ag-ui event."""
     if event.timestamp is None:
         event.timestamp = now_ms()
+    kind = type(event)
+    # The per-token events, built directly: pydantic's serializer costs several times orjson here.
+    if kind is TextMessageContentEvent and event.raw_event is None:
+        payload: dict[str, Any] = {
+            "type": "TEXT_MESSAGE_CONTENT",
+            "timestamp": event.timestamp,
+            "messageId": event.message_id,
+            "delta": event.delta,
+        }
+        return PendingEvent(type="TEXT_MESSAGE_CONTENT", data=orjson.dumps(payload).decode())
+    if kind is ToolCallArgsEvent and event.raw_event is None:
+        payload = {
+            "type": "TOOL_CALL_ARGS",
+            "timestamp": event.timestamp,
+            "toolCallId": event.tool_call_id,
+            "delta": event.delta,
+        }
+        return PendingEvent(type="TOOL_CALL_ARGS", data=orjson.dumps(payload).decode())
     payload = event.model_dump(mode="json", by_alias=True, exclude_none=True)
     return PendingEvent(type=payload["type"], data=orjson.dumps(payload).decode())
 
