@@ -19,7 +19,6 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
 from django.utils.html import format_html
 
 from agui_app.errors import PreconditionFailed, Unprocessable
@@ -27,7 +26,7 @@ from agui_app.models import ApiKey, LoadedCapability, Membership, Run, StateSour
 from agui_app.selectors import state_revisions, thread_messages
 from agui_app.services.messages import messages_json
 from agui_app.services.state import StateTooLarge, state_replace
-from agui_app.services.tenancy import api_key_create
+from agui_app.services.tenancy import api_key_create, api_keys_revoke
 from capabilities.admin_forms import PrettyJSONField, monospace
 from capabilities.admin_scoping import TenantScopedAdmin, TenantScopedInline
 
@@ -95,7 +94,7 @@ class ApiKeyAdmin(TenantScopedAdmin):
 
     @admin.action(description="Revoke selected API keys", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        count = api_keys_revoke(keys=queryset)
         self.message_user(request, f"{count} API key(s) revoked.", messages.SUCCESS)
 
 

@@ -31,9 +31,10 @@ from pydantic_ai.ui.ag_ui import AGUIAdapter
 
 from agui_app.api.validation import ID_PATTERN, check_identifier, field_errors
 from agui_app.authentication import bearer_token, tenant_for_key
-from agui_app.errors import ApiError, Unprocessable, not_found
+from agui_app.errors import AmbiguousThread, ApiError, Unprocessable, not_found
 from agui_app.models import StateSource, Tenant, Thread
-from agui_app.selectors import run_for_thread, thread_for_tenant
+from agui_app.runtime.admission import admit_and_start
+from agui_app.selectors import run_for_thread, staff_thread, thread_for_tenant
 from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch
 from agui_app.streaming.follow import follow
@@ -133,11 +134,6 @@ def run_input_from_frame(frame: RunFrame) -> RunAgentInput:
 # --- staff sessions ---------------------------------------------------------------------------
 
 
-class AmbiguousThread(ApiError):
-    status = 409
-    code = "ambiguous_thread"
-
-
 def staff_session_allowed(user: Any, origin: str | None) -> bool:
     """An active staff user's session, from a page of this site (cross-site WebSocket hijacking:
     a browser sends the cookie to any origin's socket, so a foreign ``Origin`` voids the session)."""
@@ -148,28 +144,6 @@ def staff_session_allowed(user: Any, origin: str | None) -> bool:
     allowed = settings.ALLOWED_HOSTS or (["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
     host = urlparse(origin).hostname
     return host is not None and validate_host(host, allowed)
-
-
-def staff_thread(user: Any, thread_id: str) -> Thread:
-    """The thread ``thread_id`` among the tenants the staff user administers (any, for a superuser).
-
-    Thread ids are unique per tenant only, so a user of several tenants may match several threads.
-    Raises:
-        NotFound: no such thread in those tenants (a session cannot create threads: which tenant?).
-        AmbiguousThread: more than one.
-    """
-    # TODO(selectors): belongs in agui_app/selectors.py next to thread_for_tenant.
-    threads = Thread.objects.filter(thread_id=thread_id).select_related("tenant", "agent")
-    if not user.is_superuser:
-        threads = threads.filter(tenant__memberships__user=user)
-    found = list(threads[:2])
-    if not found:
-        raise not_found("Thread")
-    if len(found) > 1:
-        raise AmbiguousThread(
-            f"Several of your tenants have a thread {thread_id!r}; connect with that tenant's API key."
-        )
-    return found[0]
 
 
 astaff_thread = in_db_thread(staff_thread)
@@ -323,9 +297,6 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         agent = await aagent_for_tenant(self.tenant.pk, frame.agent)
         if agent is None:
             raise not_found("Agent")
-        # Imported here: agui_app.api imports the routing (for capabilities), which imports us.
-        from agui_app.api.agui import admit_and_start
-
         admission = await admit_and_start(tenant=self.tenant, agent=agent, run_input=run_input)
         if self.follower is None or self.follower.done():
             await self.start_following(admission.thread.pk, admission.cursor)

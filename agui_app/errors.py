@@ -49,6 +49,12 @@ class Conflict(ApiError):
     code = "conflict"
 
 
+class AmbiguousThread(Conflict):
+    """A staff user of several tenants named a thread id that more than one of them has."""
+
+    code = "ambiguous_thread"
+
+
 class PreconditionFailed(ApiError):
     status = 412
     code = "precondition_failed"

@@ -18,10 +18,9 @@ from agui_app.models import Event, Thread
 from agui_app.streaming.events import LoggedEvent, PendingEvent
 from agui_app.streaming.hub import publish_committed
 
-
-ALLOCATE_SQL = f"UPDATE {Thread._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s RETURNING last_seq"  # noqa: S608
+ALLOCATE_SQL = f"UPDATE {Thread._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s RETURNING last_seq"
 COLUMNS = "(thread_id, seq, run_id, type, data, created_at)"
-INSERT_SQL = f"INSERT INTO {Event._meta.db_table} {COLUMNS} VALUES "  # noqa: S608
+INSERT_SQL = f"INSERT INTO {Event._meta.db_table} {COLUMNS} VALUES "
 ROWS_PER_INSERT = 500  # 3000 parameters: well under SQLite's limit of 32766
 COPY_SQL = f"COPY {Event._meta.db_table} {COLUMNS} FROM STDIN"
 

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from pydantic_ai.messages import ToolCallPart
 
 from agui_app.conversation_store import STORE, history_rows
+from agui_app.errors import AmbiguousThread, not_found
 from agui_app.models import Event, LoadedCapability, Run, RunStatus, StateRevision, Tenant, Thread
 from agui_app.services.messages import messages_of, thread_messages_of
 
@@ -27,6 +28,27 @@ def threads_for_tenant(tenant: Tenant, *, agent_slug: str | None = None) -> Quer
 
 def thread_for_tenant(tenant: Tenant, thread_id: str) -> Thread | None:
     return threads_for_tenant(tenant).filter(thread_id=thread_id).first()
+
+
+def staff_thread(user: Any, thread_id: str) -> Thread:
+    """The thread ``thread_id`` among the tenants the staff user administers (any, for a superuser).
+
+    Thread ids are unique per tenant only, so a user of several tenants may match several threads.
+    Raises:
+        NotFound: no such thread in those tenants (a session cannot create threads: which tenant?).
+        AmbiguousThread: more than one.
+    """
+    threads = Thread.objects.filter(thread_id=thread_id).select_related("tenant", "agent")
+    if not user.is_superuser:
+        threads = threads.filter(tenant__memberships__user=user)
+    found = list(threads[:2])
+    if not found:
+        raise not_found("Thread")
+    if len(found) > 1:
+        raise AmbiguousThread(
+            f"Several of your tenants have a thread {thread_id!r}; connect with that tenant's API key."
+        )
+    return found[0]
 
 
 def runs_for_thread(thread: Thread) -> QuerySet[Run]:

@@ -52,10 +52,10 @@ def websocket_enabled() -> bool:
     """Whether the capabilities preview declares the WebSocket transport.
 
     ``capabilities`` cannot ask ``agui_app.routing.websocket_mounted()`` (imports run one way), so
-    the preview reads ``AGUI_WEBSOCKET_ENABLED`` (default on). The API's document follows
-    ``websocket_mounted()``; the two agree once that setting also decides whether the route is mounted.
+    the preview reads ``AGUI_WEBSOCKET_ENABLED``, the setting that decides whether the route is
+    mounted.
     """
-    return bool(getattr(settings, "AGUI_WEBSOCKET_ENABLED", True))
+    return settings.AGUI_WEBSOCKET_ENABLED
 
 
 def shows_several_tenants(request: HttpRequest) -> bool:

@@ -6,13 +6,11 @@ the stream opens are JSON with an HTTP status; after it opens they are an in-str
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import orjson
 from ag_ui.core import RunAgentInput
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from pydantic_ai.ui.ag_ui._interrupt import approval_to_interrupt
@@ -21,17 +19,15 @@ from agui_app.api.agents import AgentDetailView
 from agui_app.api.validation import parse_run_input
 from agui_app.authentication import arequest_tenant
 from agui_app.errors import ApiError, Conflict, Unauthenticated, error_response, not_found
-from agui_app.models import RunStatus, Tenant
-from agui_app.runtime.orchestrator import start_run
+from agui_app.models import Tenant
+from agui_app.runtime.admission import admit_and_start
 from agui_app.selectors import (
     ConnectSnapshot,
-    active_run,
     connect_snapshot,
-    run_for_thread,
     thread_for_tenant,
 )
 from agui_app.services.messages import messages_json
-from agui_app.services.runs import Admission, run_admit, run_request_cancel
+from agui_app.services.runs import Admission
 from agui_app.streaming.events import LoggedEvent, now_ms
 from agui_app.streaming.follow import follow
 from agui_app.streaming.sse import sse_response, with_keepalives
@@ -40,7 +36,6 @@ from capabilities.models import Agent
 from capabilities.selectors import agent_for_tenant
 
 aagent_for_tenant = in_db_thread(agent_for_tenant)
-arun_admit = in_db_thread(run_admit)
 METHOD_NOT_ALLOWED = ApiError("Use POST.", code="method_not_allowed", status=405)
 
 
@@ -76,46 +71,6 @@ async def run_agent(request: HttpRequest, agent_slug: str) -> HttpResponse:
     except ApiError as exc:
         return error_response(exc)
     return sse_response(with_keepalives(run_events(admission)))
-
-
-async def admit_and_start(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admission:
-    """Admit the run (see ``admit``) and start it as a detached task of this process.
-
-    Shared by the HTTP endpoint and the WebSocket ``run`` frame. Raises the ``ApiError`` of a
-    refused admission (nothing started then); the run's own failures end in a logged ``RUN_ERROR``.
-    """
-    admission = await admit(tenant=tenant, agent=agent, run_input=run_input)
-    await start_run(admission=admission, agent=agent, tenant=tenant, run_input=run_input)
-    return admission
-
-
-async def admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admission:
-    """Admit the run; with ``forwardedProps.multitask == "interrupt"`` cancel a busy thread's run first."""
-    try:
-        return await arun_admit(tenant=tenant, agent=agent, run_input=run_input)
-    except Conflict as exc:
-        forwarded = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else {}
-        if exc.code != "thread_busy" or forwarded.get("multitask") != "interrupt":
-            raise
-    await interrupt_active_run(tenant, run_input.thread_id)
-    return await arun_admit(tenant=tenant, agent=agent, run_input=run_input)
-
-
-async def interrupt_active_run(tenant: Tenant, thread_id: str) -> None:
-    thread = await in_db_thread(thread_for_tenant)(tenant, thread_id)
-    running = await in_db_thread(active_run)(thread) if thread is not None else None
-    if thread is None or running is None:
-        return
-    try:
-        await in_db_thread(run_request_cancel)(run=running)
-    except Conflict:
-        return
-    deadline = asyncio.get_running_loop().time() + settings.AGUI_MULTITASK_WAIT_SECONDS
-    while asyncio.get_running_loop().time() < deadline:
-        current = await in_db_thread(run_for_thread)(thread, running.run_id)
-        if current is None or current.status != RunStatus.RUNNING:
-            return
-        await asyncio.sleep(0.05)
 
 
 async def run_events(admission: Admission) -> AsyncIterator[list[LoggedEvent]]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
 
 from agui_app.models import ApiKey, Tenant
 
@@ -38,3 +40,8 @@ def api_key_ensure(*, tenant: Tenant, raw_key: str, name: str = "default") -> No
             ApiKey.objects.create(tenant=tenant, name=name, prefix=prefix, hashed_key=ApiKey.hash(raw_key))
         elif existing.tenant_id != tenant.pk or not existing.matches(raw_key):
             raise InvalidApiKey(f"Another key already uses the prefix {prefix!r}.")
+
+
+def api_keys_revoke(*, keys: QuerySet[ApiKey]) -> int:
+    """Revoke the keys that are still active; returns how many. Revoked keys stop working at once."""
+    return keys.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
