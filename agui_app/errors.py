@@ -65,6 +65,14 @@ class Unprocessable(ApiError):
     code = "invalid"
 
 
+class TooManyRequests(ApiError):
+    """A tenant over a limit; ``retry_after`` seconds is a hint for the ``Retry-After`` header."""
+
+    status = 429
+    code = "rate_limited"
+    retry_after = 1
+
+
 class Unauthenticated(ApiError):
     status = 401
     code = "unauthenticated"
@@ -74,6 +82,8 @@ def error_response(error: ApiError) -> JsonResponse:
     response = JsonResponse(error.payload(), status=error.status)
     if error.status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="api"'
+    if isinstance(error, TooManyRequests):
+        response["Retry-After"] = str(error.retry_after)
     return response
 
 

@@ -84,7 +84,7 @@ class Supervisor:
                     if (handle := self.runs.get(run_pk)) is not None:
                         handle.cancel()
                 if beats % SWEEP_EVERY_BEATS == 0:
-                    recovered = await in_db_thread(runs_recover_stale)()
+                    recovered = await in_db_thread(runs_recover_stale)(live_here=set(self.runs))
                     if recovered:
                         logger.warning("recovered %d run(s) whose process stopped", recovered)
             except Exception:

@@ -36,7 +36,8 @@ class RunEventWriter:
 
     async def add(self, event: PendingEvent) -> None:
         if self.failure is not None:
-            raise self.failure
+            failure, self.failure = self.failure, None
+            raise failure
         self.pending.append(event)
         self.count += 1
         if len(self.pending) >= self.flush_events:
@@ -51,7 +52,7 @@ class RunEventWriter:
     async def _flush_quietly(self) -> None:
         try:
             await self.flush()
-        except Exception as exc:  # surfaced to the run by the next add()/flush()
+        except Exception as exc:  # surfaced to the run by its next add()
             self.failure = exc
 
     async def flush(self) -> None:
@@ -66,7 +67,13 @@ class RunEventWriter:
                 self._timer = None
             batch, self.pending = self.pending, []
             if batch or finish is not None:
-                await in_db_thread(self._write)(batch, finish)
+                try:
+                    await in_db_thread(self._write)(batch, finish)
+                except BaseException:
+                    # Not logged, so no client saw them: keep them, in order, for the next try
+                    # (the run's closing flush), so the log never misses an event of the run.
+                    self.pending[:0] = batch
+                    raise
 
     def _write(self, batch: list[PendingEvent], finish: Callable[[], list[PendingEvent]] | None) -> None:
         with transaction.atomic():

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agui_app.errors import Conflict
+from agui_app.errors import Conflict, TooManyRequests
 from agui_app.eventlog import append_events
 from agui_app.models import (
     ConversationEntry,
@@ -69,6 +69,7 @@ def run_admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admi
             ``state_version_stale`` (``forwardedProps.stateVersion`` is not current).
     """
     forwarded = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else {}
+    _check_tenant_capacity(tenant)
     try:
         with transaction.atomic():
             thread, _ = Thread.objects.get_or_create(
@@ -106,6 +107,19 @@ def run_admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admi
             return Admission(thread=thread, run=run, cursor=thread.last_seq)
     except IntegrityError as exc:  # another process admitted a run on this thread meanwhile
         raise Conflict("A run is active on this thread.", code="thread_busy") from exc
+
+
+def _check_tenant_capacity(tenant: Tenant) -> None:
+    """One tenant may not take the whole service: at most ``AGUI_TENANT_MAX_ACTIVE_RUNS`` runs at
+    once, across processes (counted in the database; a race can overshoot by a few)."""
+    limit = settings.AGUI_TENANT_MAX_ACTIVE_RUNS
+    active = Run.objects.filter(thread__tenant=tenant, status=RunStatus.RUNNING).count()
+    if active >= limit:
+        raise TooManyRequests(
+            f"The tenant has {active} active runs; the limit is {limit}. Retry when one ends.",
+            code="too_many_active_runs",
+            details={"active": active, "limit": limit},
+        )
 
 
 def _check_open_interrupts(thread: Thread, run_input: RunAgentInput) -> None:
@@ -191,12 +205,23 @@ def run_recover(run: Run) -> None:
         )
 
 
-def runs_recover_stale() -> int:
-    """Recover every stale run (called periodically by each process). Returns how many."""
-    candidates = Run.objects.filter(status=RunStatus.RUNNING).exclude(owner=PROCESS_ID)
+def runs_recover_stale(*, live_here: set[int] | None = None) -> int:
+    """Recover every stale run (called periodically by each process). Returns how many.
+
+    ``live_here``: the runs this process is executing; one of its own runs that is not among them
+    lost its task without closing (the database was unreachable when it ended) and is recovered too.
+    """
     recovered = 0
-    for run in candidates:
-        if is_stale(run):
+    # A run admitted a moment ago may not be registered yet: its heartbeat (set at admission) is fresh.
+    quiet_since = timezone.now() - timedelta(seconds=2 * settings.AGUI_RUN_HEARTBEAT_SECONDS)
+    for run in Run.objects.filter(status=RunStatus.RUNNING):
+        orphaned = (
+            live_here is not None
+            and run.owner == PROCESS_ID
+            and run.pk not in live_here
+            and (run.heartbeat_at is None or run.heartbeat_at < quiet_since)
+        )
+        if orphaned or is_stale(run):
             run_recover(run)
             recovered += 1
     return recovered

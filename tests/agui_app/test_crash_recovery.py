@@ -126,3 +126,17 @@ def test_a_new_process_recovers_a_crashed_run_at_start_up_without_any_request(
     finally:
         survivor.stop()
     assert Run.objects.get(run_id="r-doomed").status == RunStatus.INTERRUPTED
+
+
+def test_an_own_run_whose_task_is_gone_is_recovered_but_a_just_admitted_one_is_not(agent, settings) -> None:
+    from agui_app.streaming.hub import PROCESS_ID
+
+    thread = thread_create(tenant=agent.tenant, agent=agent, thread_id="orphan")
+    quiet = timezone.now() - timezone.timedelta(seconds=3 * settings.AGUI_RUN_HEARTBEAT_SECONDS)
+    orphan = Run.objects.create(thread=thread, run_id="r-orphan", owner=PROCESS_ID, heartbeat_at=quiet)
+    assert runs_recover_stale(live_here={orphan.pk}) == 0  # still executing here: leave it
+    assert runs_recover_stale(live_here=set()) == 1
+    assert Run.objects.get(pk=orphan.pk).status == RunStatus.INTERRUPTED
+    fresh_thread = thread_create(tenant=agent.tenant, agent=agent, thread_id="fresh")
+    Run.objects.create(thread=fresh_thread, run_id="r-new", owner=PROCESS_ID, heartbeat_at=timezone.now())
+    assert runs_recover_stale(live_here=set()) == 0

@@ -127,3 +127,20 @@ async def test_a_run_over_max_execution_time_ends_with_a_run_error_naming_the_li
     assert (await Run.objects.aget(thread__thread_id="lim3")).status == RunStatus.FAILED
     report = validate_agui([f.data for f in frames])
     assert report.summary.errors == 0, [d.message for d in report.diagnostics]
+
+
+async def test_a_tenant_over_its_active_run_limit_is_429_and_nothing_starts(aclient, agent, settings) -> None:
+    settings.AGUI_TENANT_MAX_ACTIVE_RUNS = 1
+    first = asyncio.ensure_future(
+        run(aclient, "assistant", run_input("cap-a", [user(script(SLOW))], run_id="r1"))
+    )
+    await wait_until_running("cap-a", "r1")
+    status, _, raw = await stream(
+        aclient, "/api/v1/agents/assistant", run_input("cap-b", [user("hi")], run_id="r2")
+    )
+    assert status == 429
+    error = json.loads(raw)["error"]
+    assert error["code"] == "too_many_active_runs" and error["details"] == {"active": 1, "limit": 1}
+    assert not await Run.objects.filter(run_id="r2").aexists()
+    await aclient.post("/api/v1/threads/cap-a/runs/r1/cancel")
+    await first
