@@ -45,14 +45,19 @@ def start_long_run(url: str, key: str, received: list, ready: threading.Event) -
     return thread
 
 
-def test_a_killed_process_run_is_recovered_and_the_thread_works_again(tmp_path, owner_key, agent) -> None:
+def kill_mid_run(tmp_path, key: str) -> None:
+    """A server process starts the long run "r-doomed" and is killed with SIGKILL in the middle of it."""
     doomed = start_server(tmp_path)
     received: list = []
     ready = threading.Event()
-    reader = start_long_run(doomed.url, owner_key, received, ready)
+    reader = start_long_run(doomed.url, key, received, ready)
     assert ready.wait(30), doomed.log()
     doomed.kill()
     reader.join(10)
+
+
+def test_a_killed_process_run_is_recovered_and_the_thread_works_again(tmp_path, owner_key, agent) -> None:
+    kill_mid_run(tmp_path, owner_key)
     assert Run.objects.get(run_id="r-doomed").status == RunStatus.RUNNING  # nobody closed it
 
     survivor = start_server(tmp_path)
@@ -111,13 +116,7 @@ def thread_messages_json(thread) -> list[dict]:
 def test_a_new_process_recovers_a_crashed_run_at_start_up_without_any_request(
     tmp_path, owner_key, agent
 ) -> None:
-    doomed = start_server(tmp_path)
-    received: list = []
-    ready = threading.Event()
-    reader = start_long_run(doomed.url, owner_key, received, ready)
-    assert ready.wait(30), doomed.log()
-    doomed.kill()
-    reader.join(10)
+    kill_mid_run(tmp_path, owner_key)
     survivor = start_server(tmp_path)  # answers nothing about this thread: start-up alone must do it
     try:
         deadline = time.monotonic() + 15
