@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / ReDoc assets served locally, not from a CDN
     "channels",
     "agui_app",
     "capabilities",
@@ -178,6 +179,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Multi-tenant AG-UI server: agents, threads, shared state, event log.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {
