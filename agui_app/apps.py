@@ -5,3 +5,6 @@ class AguiAppConfig(AppConfig):
     name = "agui_app"
     verbose_name = "AG-UI threads and runs"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from agui_app.api import openapi  # noqa: F401  (registers the API key's OpenAPI scheme)

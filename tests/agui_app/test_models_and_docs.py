@@ -39,6 +39,10 @@ def test_the_openapi_schema_and_the_docs_render() -> None:
     assert schema.status_code == 200
     paths = schema.json()["paths"]
     assert "/api/v1/threads/{thread_id}/state" in paths and "/api/v1/threads" in paths
+    run = paths["/api/v1/agents/{agent_slug}"]["post"]
+    assert "text/event-stream" in run["responses"]["200"]["content"]
+    assert "RunAgentInput" in schema.json()["components"]["schemas"]
+    assert "/api/v1/agents/{agent_slug}/connect" in paths and "/api/v1/threads/{thread_id}/events" in paths
     docs = client.get("/api/docs")
     assert docs.status_code == 200
     assert b"cdn.jsdelivr.net" not in docs.content and b"/static/drf_spectacular_sidecar/" in docs.content
