@@ -159,19 +159,8 @@ class ThreadAdmin(TenantScopedAdmin):
         ("Shared state", {"fields": ["state_version", "state_json", "recent_revisions"]}),
         ("Messages", {"fields": ["message_list"]}),
     ]
-    readonly_fields = [
-        "thread_id",
-        "tenant",
-        "agent",
-        "title",
-        "metadata_json",
-        "created_at",
-        "updated_at",
-        "state_version",
-        "state_json",
-        "recent_revisions",
-        "message_list",
-    ]
+    # Read-only: every field shown (the state is replaced through its own form, via the service).
+    readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
 
     def has_state_permission(self, request: HttpRequest, thread: Thread) -> bool:
         """Members of the thread's tenant (and superusers) may replace its state."""

@@ -70,10 +70,6 @@ def in_db_thread(function: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     return call
 
 
-# Kept for the run's state calls, which were written against this name.
-cancellable = in_db_thread
-
-
 def close_db_thread_connections() -> None:
     """Close the connection of every database thread (at shutdown, and between tests, so a test
     database can be dropped). Each thread takes exactly one of the close calls."""

@@ -30,12 +30,12 @@ from agui_app.errors import ApiError
 from agui_app.models import StateSource
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.state import state_apply_patch, state_log_snapshot, stored_state_if_newer
-from agui_app.sync_calls import cancellable
+from agui_app.sync_calls import in_db_thread
 from capabilities.runtime import StatePatchRejected, ToolDeps
 
-astate_apply_patch = cancellable(state_apply_patch)
-astate_log_snapshot = cancellable(state_log_snapshot)
-astored_state_if_newer = cancellable(stored_state_if_newer)
+astate_apply_patch = in_db_thread(state_apply_patch)
+astate_log_snapshot = in_db_thread(state_log_snapshot)
+astored_state_if_newer = in_db_thread(stored_state_if_newer)
 
 
 class RunStateGateway:
