@@ -23,8 +23,8 @@ from django.utils.html import format_html
 
 from agui_app.errors import PreconditionFailed, Unprocessable
 from agui_app.models import ApiKey, LoadedCapability, Membership, Run, StateSource, Tenant, Thread
-from agui_app.selectors import state_revisions, thread_messages
-from agui_app.services.messages import messages_json
+from agui_app.selectors.messages import messages_json, thread_messages
+from agui_app.selectors.threads import state_revisions
 from agui_app.services.state import StateTooLarge, state_replace
 from agui_app.services.tenancy import api_key_create, api_keys_revoke
 from capabilities.admin_forms import PrettyJSONField, monospace

@@ -7,4 +7,4 @@ class AguiAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from agui_app.api import openapi  # noqa: F401  (registers the API key's OpenAPI scheme)
+        from agui_app.transports.http import openapi  # noqa: F401  (registers the API key's OpenAPI scheme)

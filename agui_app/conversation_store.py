@@ -25,7 +25,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.usage import RunUsage
 
 from agui_app import models
-from agui_app.sync_calls import in_db_thread
+from agui_app.concurrency.db_threads import in_db_thread
 
 USAGE = TypeAdapter(RunUsage)
 DEFERRED = TypeAdapter(DeferredToolRequests | None)

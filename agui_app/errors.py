@@ -1,13 +1,9 @@
-"""The API's error shape: ``{"error": {"code", "message", "details"}}``, before any stream opens."""
+"""The errors services raise for rule violations, and their wire shape:
+``{"error": {"code", "message", "details"}}`` (transports answer them before any stream opens)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from django.http import JsonResponse
-from rest_framework import exceptions as drf_exceptions
-from rest_framework.response import Response
-from rest_framework.views import exception_handler
 
 
 class ApiError(Exception):
@@ -78,60 +74,5 @@ class Unauthenticated(ApiError):
     code = "unauthenticated"
 
 
-def error_response(error: ApiError) -> JsonResponse:
-    response = JsonResponse(error.payload(), status=error.status)
-    if error.status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="api"'
-    if isinstance(error, TooManyRequests):
-        response["Retry-After"] = str(error.retry_after)
-    return response
-
-
 def not_found(what: str) -> NotFound:
     return NotFound(f"{what} not found.")
-
-
-_DRF_CODES = {
-    drf_exceptions.ParseError: ("malformed_json", 400),
-    drf_exceptions.NotAuthenticated: ("unauthenticated", 401),
-    drf_exceptions.AuthenticationFailed: ("unauthenticated", 401),
-    drf_exceptions.PermissionDenied: ("not_found", 404),
-    drf_exceptions.NotFound: ("not_found", 404),
-    drf_exceptions.MethodNotAllowed: ("method_not_allowed", 405),
-    drf_exceptions.NotAcceptable: ("not_acceptable", 406),
-    drf_exceptions.UnsupportedMediaType: ("unsupported_media_type", 415),
-    drf_exceptions.Throttled: ("rate_limited", 429),
-    drf_exceptions.ValidationError: ("invalid", 422),
-}
-
-
-def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, answering in our error shape. Permission errors read as 404 (no oracle)."""
-    if isinstance(exc, ApiError):
-        response = Response(exc.payload(), status=exc.status)
-        if exc.status == 401:
-            response["WWW-Authenticate"] = 'Bearer realm="api"'
-        return response
-    response = exception_handler(exc, context)
-    if response is None:
-        return None
-    code, status = "error", response.status_code
-    for exc_type, (mapped_code, mapped_status) in _DRF_CODES.items():
-        if isinstance(exc, exc_type):
-            code, status = mapped_code, mapped_status
-            break
-    if status == 404:
-        message, details = "Not found.", {}
-    elif isinstance(exc, drf_exceptions.ValidationError):
-        message, details = "The request is invalid.", {"fields": response.data}
-    else:
-        detail = response.data.get("detail", "") if isinstance(response.data, dict) else response.data
-        message, details = str(detail), {}
-    body: dict[str, Any] = {"code": code, "message": message}
-    if details:
-        body["details"] = details
-    response.data = {"error": body}
-    response.status_code = status
-    if status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="api"'
-    return response

@@ -25,7 +25,7 @@ class Producer:
     kind: str
 
     def describe(self) -> str:
-        return f"{self.kind} + AGUIAdapter.run_stream + encode_event, in the bench process (no DB/HTTP)"
+        return f"{self.kind} + AGUIAdapter.run_stream + encode, in the bench process (no DB/HTTP)"
 
 
 def build_producer() -> Producer:
@@ -66,14 +66,14 @@ async def produce(producer: Producer, events: int) -> dict[str, Any]:
     from pydantic_ai.ui import SSE_CONTENT_TYPE
     from pydantic_ai.ui.ag_ui import AGUIAdapter
 
-    from agui_app.streaming.events import encode_event
+    from agui_app.events.shape import encode
 
     adapter = AGUIAdapter(agent=producer.agent, run_input=_run_input(words(events)), accept=SSE_CONTENT_TYPE)
     count = 0
     started = time.perf_counter()
     first = last = started
     async for event in adapter.run_stream():
-        encode_event(event)
+        encode(event)
         last = time.perf_counter()
         if not count:
             first = last

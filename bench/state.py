@@ -19,8 +19,8 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from agui_app.cow import CowDocument
-from agui_app.patching import apply_patch_in_place
+from agui_app.state.cow import CowDocument
+from agui_app.state.patching import apply_patch_in_place
 
 SIZES = {"1kb": 1_000, "100kb": 100_000, "1mb": 1_000_000}
 _WORDS = (

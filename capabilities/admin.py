@@ -13,7 +13,6 @@ import json
 import zipfile
 from typing import Any
 
-from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
@@ -46,16 +45,6 @@ VERSIONS_PER_PAGE = 20
 
 def pretty_json(value: Any) -> SafeString:
     return format_html('<pre class="agui-json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False))
-
-
-def websocket_enabled() -> bool:
-    """Whether the capabilities preview declares the WebSocket transport.
-
-    ``capabilities`` cannot ask ``agui_app.routing.websocket_mounted()`` (imports run one way), so
-    the preview reads ``AGUI_WEBSOCKET_ENABLED``, the setting that decides whether the route is
-    mounted.
-    """
-    return settings.AGUI_WEBSOCKET_ENABLED
 
 
 def shows_several_tenants(request: HttpRequest) -> bool:
@@ -376,7 +365,7 @@ class AgentAdmin(TenantScopedAdmin):
         if agent is None:
             return None
         try:
-            document = capabilities_document(agent, websocket=websocket_enabled())
+            document = capabilities_document(agent)
         except ValueError as exc:  # e.g. declarations stored around the form, which the model refuses
             return format_html('<p class="errornote">The document cannot be built: {}</p>', exc)
         return pretty_json(document)

@@ -15,6 +15,7 @@ from typing import Any, get_args
 
 import orjson
 from ag_ui.core import AgentCapabilities, Tool
+from django.conf import settings
 from pydantic import BaseModel, ValidationError
 
 from capabilities.assembly import enabled_agent_skills
@@ -122,8 +123,17 @@ def tool_item(tool: RegisteredTool) -> Tool:
     return Tool(name=tool.name, description=tool.description, parameters=tool.parameters_schema)
 
 
+def transport() -> dict[str, bool]:
+    """The transports this server runs: SSE streaming and resumable logs always; the WebSocket when
+    ``AGUI_WEBSOCKET_ENABLED`` (the same setting decides whether its route is served)."""
+    document = {"streaming": True, "resumable": True}
+    if settings.AGUI_WEBSOCKET_ENABLED:
+        document["websocket"] = True
+    return document
+
+
 def capabilities_document(
-    agent: Agent, *, loaded: set[str] | None = None, websocket: bool, client_tools: bool = True
+    agent: Agent, *, loaded: set[str] | None = None, client_tools: bool = True
 ) -> dict[str, Any]:
     """The agent's ``AgentCapabilities`` as camelCase JSON, absent fields omitted.
 
@@ -168,7 +178,7 @@ def capabilities_document(
             **({"description": agent.description} if agent.description else {}),
             **declared.get("identity", {}),
         },
-        "transport": {"streaming": True, "websocket": websocket, "resumable": True},
+        "transport": transport(),
         "state": {"snapshots": True, "deltas": True, "persistentState": True},
         "tools": {
             "supported": True,
@@ -182,8 +192,6 @@ def capabilities_document(
         },
         "custom": custom,
     }
-    if not websocket:
-        del document["transport"]["websocket"]
     if approval:
         document["humanInTheLoop"] = {
             "supported": True,

@@ -1,4 +1,5 @@
-"""ASGI entry point: Django for HTTP, Channels for WebSocket."""
+"""ASGI entry point: the streaming HTTP endpoints and the WebSocket as Channels consumers, every
+other HTTP request to Django, and the lifespan that starts this process's run supervisor."""
 
 from __future__ import annotations
 
@@ -13,15 +14,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up)
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.routing import ProtocolTypeRouter  # noqa: E402
 
-from agui_app.routing import websocket_urlpatterns  # noqa: E402
 from agui_app.runtime.supervisor import Lifespan  # noqa: E402
+from agui_app.transports.http.routing import http_router  # noqa: E402
+from agui_app.transports.ws.routing import websocket_router  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
-        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        "http": http_router(django_asgi_app),
+        "websocket": AuthMiddlewareStack(websocket_router()),
         "lifespan": Lifespan(),
     }
 )

@@ -166,11 +166,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the AG-UI endpoint enforces AGUI_MAX_BODY_
 
 # --- REST framework ---------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["agui_app.authentication.ApiKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["agui_app.transports.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "EXCEPTION_HANDLER": "agui_app.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "agui_app.transports.http.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -184,7 +184,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "agui_app.api.openapi.add_agui_endpoints",
+        "agui_app.transports.http.openapi.add_agui_endpoints",
     ],
 }
 

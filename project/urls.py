@@ -4,7 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/v1/", include("agui_app.urls")),
+    path("api/v1/", include("agui_app.transports.http.urls")),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),

@@ -15,16 +15,15 @@ import pytest
 import redis
 from asgiref.sync import sync_to_async
 from django.db import connection, connections
-from django.test import AsyncClient
 from rest_framework.test import APIClient
 
-from agui_app.detached import _running
+from agui_app.concurrency.db_threads import close_db_thread_connections
+from agui_app.concurrency.detached import _running
 from agui_app.models import Membership, Tenant
 from agui_app.services.tenancy import api_key_create, tenant_create
-from agui_app.sync_calls import close_db_thread_connections
 from capabilities.models import Agent
 from capabilities.services.skills import skill_import_bundle
-from tests.support.runs import KeyedAsyncClient
+from tests.support.asgi import AsgiClient
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_DIR = ROOT / "tests" / "node"
@@ -138,23 +137,23 @@ def stranger_api(stranger_key: str) -> APIClient:
 
 
 @pytest.fixture
-def aclient(owner_key: str) -> AsyncClient:
-    return KeyedAsyncClient(owner_key)
+def aclient(owner_key: str) -> AsgiClient:
+    return AsgiClient(owner_key)
 
 
 @pytest.fixture
-def client_without_key(db: None) -> AsyncClient:
-    return KeyedAsyncClient(None)
+def client_without_key(db: None) -> AsgiClient:
+    return AsgiClient(None)
 
 
 @pytest.fixture
-def bad_key_client(db: None) -> AsyncClient:
-    return KeyedAsyncClient("agui_000000000000_not-a-real-key-at-all-xxxxxxxx")
+def bad_key_client(db: None) -> AsgiClient:
+    return AsgiClient("agui_000000000000_not-a-real-key-at-all-xxxxxxxx")
 
 
 @pytest.fixture
-def stranger_aclient(stranger_key: str) -> AsyncClient:
-    return KeyedAsyncClient(stranger_key)
+def stranger_aclient(stranger_key: str) -> AsgiClient:
+    return AsgiClient(stranger_key)
 
 
 @pytest.fixture

@@ -7,12 +7,13 @@ import asyncio
 from ag_ui.core import RunAgentInput
 from django.conf import settings
 
+from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import Conflict
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.orchestrator import start_run
-from agui_app.selectors import active_run, run_for_thread, thread_for_tenant
+from agui_app.selectors.runs import active_run, run_for_thread
+from agui_app.selectors.threads import thread_for_tenant
 from agui_app.services.runs import Admission, run_admit, run_request_cancel
-from agui_app.sync_calls import in_db_thread
 from capabilities.models import Agent
 
 arun_admit = in_db_thread(run_admit)

@@ -16,8 +16,10 @@ from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErro
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
+from agui_app.concurrency.db_threads import in_db_thread
+from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
-from agui_app.detached import spawn_detached
+from agui_app.events.shape import PendingEvent, encode, messages_snapshot, run_started
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, run_input_without_state
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
@@ -25,8 +27,6 @@ from agui_app.runtime.supervisor import RunHandle, get_supervisor
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.messages import StreamIds
 from agui_app.services.runs import Admission, run_complete
-from agui_app.streaming.events import PendingEvent, encode_dict, encode_event
-from agui_app.sync_calls import in_db_thread
 from capabilities.assembly import assemble
 from capabilities.models import Agent
 from capabilities.runtime import ToolDeps
@@ -140,7 +140,7 @@ class RunExecution:
 
     async def log(self, event: BaseEvent) -> None:
         if event.type == EventType.RUN_STARTED:
-            await self.writer.add(encode_event(event))
+            await self.writer.add(encode(event))
             await self.gateway.log_snapshot()
             self.started = True
             return
@@ -150,7 +150,7 @@ class RunExecution:
                 self.saved_entry_ids = list(event.value.get("entry_ids") or [])
             return
         self.stream_ids.observe(event)
-        await self.writer.add(encode_event(event))
+        await self.writer.add(encode(event))
 
     async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
         """Log the terminal event and record the run's end in one transaction."""
@@ -159,11 +159,7 @@ class RunExecution:
         def finish() -> list[PendingEvent]:
             events: list[PendingEvent] = []
             if not self.started:  # failed before the stream began: it must still start properly
-                events.append(
-                    encode_dict(
-                        {"type": "RUN_STARTED", "threadId": self.thread.thread_id, "runId": self.run.run_id}
-                    )
-                )
+                events.append(run_started(thread_id=self.thread.thread_id, run_id=self.run.run_id))
             snapshot = run_complete(
                 run=self.run,
                 status=status,
@@ -175,8 +171,8 @@ class RunExecution:
                 client_message_ids=[m.id for m in self.run_input.messages],
             )
             if snapshot is not None:
-                events.append(encode_dict({"type": "MESSAGES_SNAPSHOT", "messages": snapshot}))
-            events.append(encode_event(terminal))
+                events.append(messages_snapshot(snapshot))
+            events.append(encode(terminal))
             return events
 
         try:

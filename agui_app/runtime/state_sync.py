@@ -25,12 +25,12 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 
-from agui_app.cow import CowDocument
+from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError
 from agui_app.models import StateSource
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.state import state_apply_patch, state_log_snapshot, stored_state_if_newer
-from agui_app.sync_calls import in_db_thread
+from agui_app.state.cow import CowDocument
 from capabilities.runtime import StatePatchRejected, ToolDeps
 
 astate_apply_patch = in_db_thread(state_apply_patch)

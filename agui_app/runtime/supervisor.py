@@ -18,10 +18,10 @@ from typing import Any
 from django.conf import settings
 from pydantic_ai import CancellationToken
 
-from agui_app.detached import spawn_detached
-from agui_app.services.runs import runs_heartbeat, runs_recover_stale
-from agui_app.streaming.hub import get_hub
-from agui_app.sync_calls import in_db_thread
+from agui_app.concurrency.db_threads import in_db_thread
+from agui_app.concurrency.detached import spawn_detached
+from agui_app.events.hub import get_hub
+from agui_app.services.recovery import runs_heartbeat, runs_recover_stale
 
 logger = logging.getLogger(__name__)
 SWEEP_EVERY_BEATS = 3

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import transaction
 
-from agui_app.eventlog import append_events
-from agui_app.streaming.events import PendingEvent
-from agui_app.sync_calls import in_db_thread
+from agui_app.concurrency.db_threads import in_db_thread
+from agui_app.events.log import append_events
+from agui_app.events.shape import PendingEvent
 
 
 class RunEventWriter:

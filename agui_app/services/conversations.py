@@ -7,16 +7,26 @@ from typing import Any
 
 from ag_ui.core import UserMessage
 from pydantic import TypeAdapter
-from pydantic_ai._uuid import uuid7
 from pydantic_ai.conversation_store import ConversationConflict, ConversationEntry, ConversationRecord
 from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
 from agui_app.conversation_store import STORE, history_rows
-from agui_app.models import Thread
-from agui_app.services.messages import entry_messages
+from agui_app.models import RunStatus, Thread
+from agui_app.pydantic_ai_private import new_entry_id
+from agui_app.selectors.messages import entry_messages
 
 USER_MESSAGES = TypeAdapter(list[UserMessage])
+UNANSWERED_NOTES = {
+    RunStatus.CANCELLED: "(No answer: the run was cancelled.)",
+    RunStatus.FAILED: "(No answer: the run failed.)",
+    RunStatus.INTERRUPTED: "(No answer: the run was interrupted when its server process stopped.)",
+}
+
+
+def unanswered_note(status: RunStatus) -> str:
+    """What the assistant "says" in the history of a run that ended without an answer."""
+    return UNANSWERED_NOTES.get(status, UNANSWERED_NOTES[RunStatus.FAILED])
 
 
 def conversation_keep_user_messages(
@@ -24,7 +34,7 @@ def conversation_keep_user_messages(
 ) -> int:
     """Append the accepted user messages a run did not get to save (it failed, was cancelled or
     its process died), so a message the server accepted is never lost, followed by an assistant
-    ``note`` saying why there is no answer. The note keeps the history well formed (a dangling
+    ``note`` saying why there is no answer (``unanswered_note``). The note keeps the history well formed (a dangling
     request would be merged into the next turn's) and tells the model and the user what happened.
     Idempotent: messages whose id the history already holds are skipped. Returns how many were
     appended.
@@ -45,18 +55,18 @@ def conversation_keep_user_messages(
         entries: list[ConversationEntry] = []
         # One request per message, so each keeps its own id (a merged request keeps only the last).
         for message in (loaded for m in missing for loaded in AGUIAdapter.load_messages([m])):
-            entry = ConversationEntry(id=str(uuid7()), parent_id=parent_id, message=message)
+            entry = ConversationEntry(id=new_entry_id(), parent_id=parent_id, message=message)
             entries.append(entry)
             parent_id = entry.id
         answer = ModelResponse(parts=[TextPart(content=note)], model_name="agui-hub")
-        entries.append(ConversationEntry(id=str(uuid7()), parent_id=parent_id, message=answer))
+        entries.append(ConversationEntry(id=new_entry_id(), parent_id=parent_id, message=answer))
         parent_id = entries[-1].id
         updated = ConversationRecord(
-            conversation_id=thread.conversation_id, head_id=parent_id, scope=scope, revision=str(uuid7())
+            conversation_id=thread.conversation_id, head_id=parent_id, scope=scope, revision=new_entry_id()
         )
         if record is not None:
             updated = dataclasses.replace(
-                record, head_id=parent_id, revision=str(uuid7()), updated_at=updated.updated_at
+                record, head_id=parent_id, revision=new_entry_id(), updated_at=updated.updated_at
             )
         try:
             STORE.write_record_sync(

@@ -1,24 +1,22 @@
-"""Run admission, completion, cancellation and crash recovery (the sync, transactional half).
+"""Run admission, completion and cancellation (the sync, transactional half of a run).
 
 One active run per thread is enforced twice: under the thread's row lock here, and by a
-partial unique index (``status = 'running'``) that catches a race between processes.
+partial unique index (``status = 'running'``) that catches a race between processes. Runs whose
+process died are the business of ``services.recovery``.
 """
 
 from __future__ import annotations
 
-import os
-import socket
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import Message, RunAgentInput
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agui_app.errors import Conflict, TooManyRequests
-from agui_app.eventlog import append_events
+from agui_app.events.hub import broadcast_control
 from agui_app.models import (
     ConversationEntry,
     ConversationRecord,
@@ -29,26 +27,13 @@ from agui_app.models import (
     Tenant,
     Thread,
 )
-from agui_app.services.conversations import conversation_keep_user_messages
-from agui_app.services.messages import (
-    StreamIds,
-    loaded_in,
-    messages_json,
-    record_stream_ids,
-    thread_messages_of,
-    user_messages,
-)
+from agui_app.process import PROCESS_ID
+from agui_app.selectors.messages import messages_json, thread_messages, user_messages
+from agui_app.services.conversations import conversation_keep_user_messages, unanswered_note
+from agui_app.services.messages import StreamIds, loaded_in, record_stream_ids
+from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
-from agui_app.streaming.events import encode_dict
-from agui_app.streaming.hub import PROCESS_ID, broadcast_control
 from capabilities.models import Agent
-
-HOSTNAME = socket.gethostname()
-UNANSWERED_NOTES = {
-    RunStatus.CANCELLED: "(No answer: the run was cancelled.)",
-    RunStatus.FAILED: "(No answer: the run failed.)",
-    RunStatus.INTERRUPTED: "(No answer: the run was interrupted when its server process stopped.)",
-}
 
 
 @dataclass(frozen=True)
@@ -155,99 +140,20 @@ def _record_input_state(thread: Thread, state: Any, state_version: Any) -> None:
         state_replace(thread_pk=thread.pk, state=state, source=StateSource.CLIENT)
 
 
-def is_stale(run: Run) -> bool:
-    """A running run whose process stopped beating, or died on this very host."""
-    if run.owner == PROCESS_ID:
-        return False
-    host, _, rest = run.owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host == HOSTNAME and pid.isdigit() and not _pid_alive(int(pid)):
-        return True
-    limit = timezone.now() - timedelta(seconds=settings.AGUI_RUN_STALE_SECONDS)
-    return run.heartbeat_at is None or run.heartbeat_at < limit
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def run_recover(run: Run) -> None:
-    """Mark a run whose process died ``interrupted``: close its stream with a logged ``RUN_ERROR``,
-    keep its accepted user messages in the history, and free the thread. Idempotent."""
-    with transaction.atomic():
-        locked = Run.objects.select_for_update().select_related("thread__tenant").get(pk=run.pk)
-        if locked.status != RunStatus.RUNNING:
-            return
-        message = (
-            "The server process running this run stopped; the run was interrupted. Run again to continue."
-        )
-        append_events(
-            locked.thread_id,
-            [encode_dict({"type": "RUN_ERROR", "message": message, "code": "run_interrupted"})],
-            run_pk=locked.pk,
-            run_id=locked.run_id,
-        )
-        locked.status = RunStatus.INTERRUPTED
-        locked.error = {"code": "run_interrupted", "message": message}
-        locked.finished_at = timezone.now()
-        locked.save(update_fields=["status", "error", "finished_at"])
-        conversation_keep_user_messages(
-            thread=locked.thread,
-            scope=locked.thread.tenant.conversation_scope,
-            messages=locked.input_messages,
-            note=UNANSWERED_NOTES[RunStatus.INTERRUPTED],
-        )
-
-
-def runs_recover_stale(*, live_here: set[int] | None = None) -> int:
-    """Recover every stale run (called periodically by each process). Returns how many.
-
-    ``live_here``: the runs this process is executing; one of its own runs that is not among them
-    lost its task without closing (the database was unreachable when it ended) and is recovered too.
-    """
-    recovered = 0
-    # A run admitted a moment ago may not be registered yet: its heartbeat (set at admission) is fresh.
-    quiet_since = timezone.now() - timedelta(seconds=2 * settings.AGUI_RUN_HEARTBEAT_SECONDS)
-    for run in Run.objects.filter(status=RunStatus.RUNNING):
-        orphaned = (
-            live_here is not None
-            and run.owner == PROCESS_ID
-            and run.pk not in live_here
-            and (run.heartbeat_at is None or run.heartbeat_at < quiet_since)
-        )
-        if orphaned or is_stale(run):
-            run_recover(run)
-            recovered += 1
-    return recovered
-
-
-def runs_heartbeat(run_pks: list[int]) -> set[int]:
-    """Beat for this process's runs; returns those whose cancel was requested (a safety net for
-    a lost control message)."""
-    if not run_pks:
-        return set()
-    Run.objects.filter(pk__in=run_pks, status=RunStatus.RUNNING).update(heartbeat_at=timezone.now())
-    return set(Run.objects.filter(pk__in=run_pks, cancel_requested=True).values_list("pk", flat=True))
-
-
 def run_request_cancel(*, run: Run) -> Run:
     """Ask the run's process, wherever it is, to cancel it.
 
     Raises:
         Conflict: ``run_not_active`` when the run already ended.
     """
-    updated = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(cancel_requested=True)
-    if not updated:
-        run.refresh_from_db()
-        raise Conflict(f"Run {run.run_id!r} is not active (status {run.status}).", code="run_not_active")
-    broadcast_control({"type": "agui.cancel", "thread": str(run.thread_id), "run_id": run.run_id})
+    message = {"type": "agui.cancel", "thread": str(run.thread_id), "run_id": run.run_id}
+    with transaction.atomic():
+        updated = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(cancel_requested=True)
+        if updated:  # the flag is the safety net; the broadcast must not overtake it
+            transaction.on_commit(lambda: broadcast_control(message))
     run.refresh_from_db()
+    if not updated:
+        raise Conflict(f"Run {run.run_id!r} is not active (status {run.status}).", code="run_not_active")
     return run
 
 
@@ -261,12 +167,12 @@ def run_complete(
     stream_ids: StreamIds,
     skill_versions: dict[str, int | None],
     client_message_ids: list[str],
-) -> list[dict[str, Any]] | None:
+) -> list[Message] | None:
     """Record how a run ended. Runs inside the transaction that logs its terminal event, so the
     thread is free, the message ids are stored and the loads are projected by the time any client
     sees ``RUN_FINISHED``/``RUN_ERROR``.
 
-    Returns the stored history as AG-UI messages when a completed run's client cannot hold it
+    Returns the stored history (AG-UI messages) when a completed run's client cannot hold it
     (it sent only its new turn, or a regenerate branched the history), for a ``MESSAGES_SNAPSHOT``
     before ``RUN_FINISHED``; ``None`` when the client already holds exactly the stored messages.
     """
@@ -286,7 +192,7 @@ def run_complete(
             thread=thread,
             scope=thread.tenant.conversation_scope,
             messages=run.input_messages,
-            note=UNANSWERED_NOTES.get(status, UNANSWERED_NOTES[RunStatus.FAILED]),
+            note=unanswered_note(status),
         )
     Run.objects.filter(pk=run.pk).update(
         status=status, outcome=outcome, error=error, finished_at=timezone.now()
@@ -296,8 +202,8 @@ def run_complete(
 
 def history_unless_client_holds_it(
     thread: Thread, client_message_ids: list[str], saved_entry_ids: list[str]
-) -> list[dict[str, Any]] | None:
-    stored = thread_messages_of(thread)
+) -> list[Message] | None:
+    stored = thread_messages(thread)
     saved = set(saved_entry_ids)
     streamed = [
         message_id
@@ -309,4 +215,4 @@ def history_unless_client_holds_it(
         m.id for m in stored[: len(client_message_ids)]
     ]:
         return None
-    return messages_json(stored)
+    return stored

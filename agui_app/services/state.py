@@ -19,10 +19,10 @@ from django.conf import settings
 from django.db import transaction
 
 from agui_app.errors import ApiError, PreconditionFailed, Unprocessable
-from agui_app.eventlog import append_events
+from agui_app.events.log import append_events
+from agui_app.events.shape import LoggedEvent, state_change, state_snapshot
 from agui_app.models import StateRevision, StateSource, Thread
-from agui_app.patching import PatchError, apply_patch_in_place, validate_patch
-from agui_app.streaming.events import LoggedEvent, PendingEvent, now_ms
+from agui_app.state.patching import PatchError, apply_patch_in_place, validate_patch
 
 
 class StateTooLarge(ApiError):
@@ -38,23 +38,6 @@ class StateChange:
     state: dict[str, Any]
     ops: list[dict[str, Any]]
     event: LoggedEvent
-
-
-def state_event(*, ops: list[dict[str, Any]], state: dict[str, Any]) -> PendingEvent:
-    """``STATE_DELTA`` with ``ops``, or ``STATE_SNAPSHOT`` when that is smaller or the root changes."""
-    timestamp = now_ms()
-    state_json = orjson.dumps(state)
-    ops_json = orjson.dumps(ops)
-    if any(op["path"] == "" for op in ops) or len(ops_json) > len(state_json):
-        data = b'{"type":"STATE_SNAPSHOT","timestamp":%d,"snapshot":%s}' % (timestamp, state_json)
-        return PendingEvent(type="STATE_SNAPSHOT", data=data.decode())
-    data = b'{"type":"STATE_DELTA","timestamp":%d,"delta":%s}' % (timestamp, ops_json)
-    return PendingEvent(type="STATE_DELTA", data=data.decode())
-
-
-def snapshot_event(state: dict[str, Any]) -> PendingEvent:
-    data = b'{"type":"STATE_SNAPSHOT","timestamp":%d,"snapshot":%s}' % (now_ms(), orjson.dumps(state))
-    return PendingEvent(type="STATE_SNAPSHOT", data=data.decode())
 
 
 def check_schema(schema: dict[str, Any] | None, state: Any) -> None:
@@ -169,7 +152,7 @@ def _commit(
     StateRevision.objects.create(
         thread_id=thread.pk, version=thread.state_version, patch=ops, source=source, run_id=run_pk
     )
-    [event] = append_events(thread.pk, [state_event(ops=ops, state=state)], run_pk=run_pk, run_id=run_id)
+    [event] = append_events(thread.pk, [state_change(ops=ops, state=state)], run_pk=run_pk, run_id=run_id)
     return StateChange(version=thread.state_version, state=state, ops=ops, event=event)
 
 
@@ -183,7 +166,7 @@ def state_log_snapshot(
     """
     with transaction.atomic():
         thread = _locked_thread(thread_pk)
-        append_events(thread.pk, [snapshot_event(thread.state)], run_pk=run_pk, run_id=run_id)
+        append_events(thread.pk, [state_snapshot(thread.state)], run_pk=run_pk, run_id=run_id)
         return thread.state, thread.state_version
 
 

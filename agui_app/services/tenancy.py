@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from agui_app.models import ApiKey, Tenant
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 class InvalidApiKey(ValueError):
@@ -45,3 +49,19 @@ def api_key_ensure(*, tenant: Tenant, raw_key: str, name: str = "default") -> No
 def api_keys_revoke(*, keys: QuerySet[ApiKey]) -> int:
     """Revoke the keys that are still active; returns how many. Revoked keys stop working at once."""
     return keys.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def tenant_for_key(raw_key: str | None) -> Tenant | None:
+    """The tenant of a valid, unrevoked key, or ``None``. Touches ``last_used_at`` at most once a minute."""
+    if not raw_key:
+        return None
+    prefix = ApiKey.prefix_of(raw_key)
+    if prefix is None:
+        return None
+    key = ApiKey.objects.select_related("tenant").filter(prefix=prefix, revoked_at__isnull=True).first()
+    if key is None or not key.matches(raw_key):
+        return None
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return key.tenant

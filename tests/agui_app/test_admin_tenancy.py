@@ -10,9 +10,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from agui_app.authentication import tenant_for_key
 from agui_app.models import ApiKey, Membership, Tenant
-from agui_app.services.tenancy import api_key_create
+from agui_app.services.tenancy import api_key_create, tenant_for_key
 
 pytestmark = pytest.mark.django_db
 

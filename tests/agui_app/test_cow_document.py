@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_app.cow import CowDocument, DictProxy, ListProxy, StaleProxyError
+from agui_app.state.cow import CowDocument, DictProxy, ListProxy, StaleProxyError
 from tests.support.json_docs import JSON_VALUES, KEYS, tagged
 
 

@@ -11,8 +11,8 @@ import pytest
 from django.utils import timezone
 
 from agui_app.models import Event, Run, RunStatus
-from agui_app.services.messages import messages_json, thread_messages_of
-from agui_app.services.runs import runs_recover_stale
+from agui_app.selectors.messages import messages_json, thread_messages
+from agui_app.services.recovery import runs_recover_stale
 from agui_app.services.threads import thread_create
 from tests.support.http import SseReader, get_json, stream_run
 from tests.support.inputs import run_input, script, user
@@ -110,7 +110,7 @@ def test_a_live_heartbeat_on_another_host_is_not_taken_for_a_crash(agent) -> Non
 
 def thread_messages_json(thread) -> list[dict]:
     thread.refresh_from_db()
-    return messages_json(thread_messages_of(thread))
+    return messages_json(thread_messages(thread))
 
 
 def test_a_new_process_recovers_a_crashed_run_at_start_up_without_any_request(
@@ -128,7 +128,7 @@ def test_a_new_process_recovers_a_crashed_run_at_start_up_without_any_request(
 
 
 def test_an_own_run_whose_task_is_gone_is_recovered_but_a_just_admitted_one_is_not(agent, settings) -> None:
-    from agui_app.streaming.hub import PROCESS_ID
+    from agui_app.process import PROCESS_ID
 
     thread = thread_create(tenant=agent.tenant, agent=agent, thread_id="orphan")
     quiet = timezone.now() - timezone.timedelta(seconds=3 * settings.AGUI_RUN_HEARTBEAT_SECONDS)

@@ -8,11 +8,11 @@ import threading
 import pytest
 from django.db import transaction
 
-from agui_app.eventlog import append_events
+from agui_app.events.follow import Cursor, follow
+from agui_app.events.hub import get_hub
+from agui_app.events.log import append_events
+from agui_app.events.shape import LoggedEvent, PendingEvent
 from agui_app.services.threads import thread_create
-from agui_app.streaming.events import LoggedEvent, PendingEvent
-from agui_app.streaming.follow import Cursor, follow
-from agui_app.streaming.hub import get_hub
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

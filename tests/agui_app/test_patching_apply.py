@@ -1,4 +1,4 @@
-"""agui_app.patching: validate_patch and apply_patch_in_place (in place, atomic, RFC 6902 semantics)."""
+"""agui_app.state.patching: validate_patch and apply_patch_in_place (in place, atomic, RFC 6902 semantics)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_app.json_values import format_pointer
-from agui_app.patching import PatchError, apply_patch_in_place, validate_patch
+from agui_app.state.patching import PatchError, apply_patch_in_place, validate_patch
+from agui_app.state.values import format_pointer
 from tests.support.json_docs import JSON_VALUES, KEYS, confusable, tagged
 
 

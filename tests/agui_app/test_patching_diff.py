@@ -9,7 +9,7 @@ import jsonpatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_app.patching import diff, validate_patch
+from agui_app.state.patching import diff, validate_patch
 from tests.support.json_docs import JSON_VALUES, KEYS, confusable, tagged
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from agui_app.consumers import ThreadConsumer
+from agui_app.transports.ws.consumer import ThreadConsumer
 from capabilities.models import Agent
 from project.asgi import application
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from ag_ui.core import AgentCapabilities
 
-from agui_app import routing
 from agui_app.models import LoadedCapability, Tenant
 from agui_app.services.threads import thread_create
+from agui_app.transports.ws.routing import websocket_router
 from capabilities.discovery import DeclaredCapabilitiesInvalid, validate_declared
 from capabilities.models import Agent, AgentSkill
 from capabilities.services.skills import skill_import_bundle
@@ -84,10 +84,11 @@ def test_state_and_transport_are_derived_from_the_running_server(api, agent) -> 
     assert doc["transport"]["streaming"] is True and doc["transport"]["resumable"] is True
 
 
-def test_websocket_is_declared_only_while_its_route_is_mounted(api, agent, monkeypatch) -> None:
-    assert routing.websocket_mounted()
+def test_websocket_is_declared_only_while_its_route_is_mounted(api, agent, settings) -> None:
+    assert websocket_router().routes
     assert document(api)["transport"]["websocket"] is True
-    monkeypatch.setattr(routing, "websocket_urlpatterns", [])
+    settings.AGUI_WEBSOCKET_ENABLED = False
+    assert not websocket_router().routes  # one switch: the route and the declaration follow it
     assert "websocket" not in document(api)["transport"]
 
 

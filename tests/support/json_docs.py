@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from agui_app.json_values import INT_MAX, INT_MIN
+from agui_app.state.values import INT_MAX, INT_MIN
 
 
 def tagged(value: Any) -> Any:

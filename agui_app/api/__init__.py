@@ -1,1 +1,0 @@
-"""HTTP API views: thin — authenticate, validate, call one service or selector, serialize."""

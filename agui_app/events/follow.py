@@ -1,0 +1,100 @@
+"""Following a thread's log: replay after a cursor, then live, with no gap or repeat at the seam.
+
+The follower subscribes to the hub *before* reading the log, so an event is either in the
+read or in the live buffer (or both: duplicates are dropped by seq). A live event beyond the
+next expected seq means one was missed on the way (another process's message not here yet, or
+an overflow): the missing range is read from the log. When idle, the log is polled as a
+safety net for a lost cross-process message.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+
+from django.conf import settings
+
+from agui_app.concurrency.db_threads import in_db_thread
+from agui_app.events.hub import SubscriberOverflow, get_hub
+from agui_app.events.log import events_after
+from agui_app.events.shape import LoggedEvent
+
+PAGE = 1000
+
+aevents_after = in_db_thread(events_after)
+
+
+async def follow(
+    thread_pk: uuid.UUID,
+    after: int,
+    *,
+    stop: Callable[[LoggedEvent], bool] | None = None,
+    idle_seconds: float | None = None,
+) -> AsyncIterator[list[LoggedEvent]]:
+    """Yield batches of the thread's events with ``seq > after``, in order, until ``stop(event)``.
+
+    The batch that holds the stop event ends with it. An empty batch is an idle tick (at least
+    every ``AGUI_SSE_KEEPALIVE_SECONDS``), so callers can send keep-alives or notice a closed
+    connection. When idle, the log is polled every ``idle_seconds`` (``AGUI_FOLLOW_POLL_SECONDS``).
+    """
+    poll_seconds = idle_seconds if idle_seconds is not None else settings.AGUI_FOLLOW_POLL_SECONDS
+    tick_seconds = min(poll_seconds, settings.AGUI_SSE_KEEPALIVE_SECONDS)
+    last_poll = time.monotonic()
+    subscription = await get_hub().subscribe(str(thread_pk))
+    cursor = Cursor(after, stop)
+    try:
+        while True:  # replay what is already logged
+            page = await aevents_after(thread_pk, cursor.last, limit=PAGE)
+            batch = cursor.take(page)
+            if batch:
+                yield batch
+            if cursor.stopped:
+                return
+            if len(page) < PAGE:
+                break
+        while True:
+            try:
+                live = await subscription.next_batch(tick_seconds)
+            except SubscriberOverflow:
+                live = await aevents_after(thread_pk, cursor.last, limit=PAGE)
+            if live is None and time.monotonic() - last_poll >= poll_seconds:
+                last_poll = time.monotonic()
+                live = await aevents_after(thread_pk, cursor.last, limit=PAGE)
+            live = live or []
+            if live and live[0].seq > cursor.last + 1:  # missed some on the way here: read them
+                live = await aevents_after(thread_pk, cursor.last, limit=live[0].seq - cursor.last - 1) + live
+            batch = cursor.take(live)
+            if cursor.hole:  # batches of two processes arrived out of order: the log has them all
+                batch += cursor.take(await aevents_after(thread_pk, cursor.last, limit=PAGE))
+            yield batch
+            if cursor.stopped:
+                return
+    finally:
+        await subscription.close()
+
+
+class Cursor:
+    """The last seq handed out; filters a batch to new, contiguous events up to a stop event."""
+
+    def __init__(self, last: int, stop: Callable[[LoggedEvent], bool] | None) -> None:
+        self.last = last
+        self.stop = stop
+        self.stopped = False
+        self.hole = False
+
+    def take(self, events: list[LoggedEvent]) -> list[LoggedEvent]:
+        taken: list[LoggedEvent] = []
+        self.hole = False
+        for event in events:
+            if event.seq <= self.last:
+                continue
+            if event.seq != self.last + 1:
+                self.hole = True
+                break
+            taken.append(event)
+            self.last = event.seq
+            if self.stop is not None and self.stop(event):
+                self.stopped = True
+                break
+        return taken

@@ -1,1 +1,0 @@
-"""Live delivery of logged events: the in-process hub, followers, and SSE framing."""

@@ -1,0 +1,70 @@
+"""Agents: list, detail and the AG-UI capabilities document (per agent and per thread)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from agui_app.errors import not_found
+from agui_app.selectors.threads import loaded_capabilities
+from agui_app.transports.http.threads import TenantAPIView
+from capabilities.discovery import capabilities_document, document_etag
+from capabilities.models import Agent
+from capabilities.selectors import agent_for_tenant, agents_for_tenant
+
+CAPABILITIES_CACHE = "private, max-age=5"
+
+
+def agent_body(agent: Agent) -> dict[str, Any]:
+    return {
+        "slug": agent.slug,
+        "name": agent.name,
+        "description": agent.description,
+        "model": agent.model,
+        "url": f"/api/v1/agents/{agent.slug}",
+    }
+
+
+def capabilities_response(request: Request, document: dict[str, Any]) -> Response:
+    etag = document_etag(document)
+    if request.headers.get("If-None-Match") == etag:
+        response = Response(status=304)
+    else:
+        response = Response(document)
+    response["ETag"] = etag
+    response["Cache-Control"] = CAPABILITIES_CACHE
+    return response
+
+
+class AgentListView(TenantAPIView):
+    def get(self, request: Request) -> Response:
+        return self.paginate(request, agents_for_tenant(request.auth.pk), agent_body)
+
+
+class AgentDetailView(TenantAPIView):
+    def get(self, request: Request, agent_slug: str) -> Response:
+        agent = agent_for_tenant(request.auth.pk, agent_slug)
+        if agent is None:
+            raise not_found("Agent")
+        return Response(agent_body(agent))
+
+
+class AgentCapabilitiesView(TenantAPIView):
+    def get(self, request: Request, agent_slug: str) -> Response:
+        """What the agent can do now (AG-UI ``AgentCapabilities``, camelCase, absent fields omitted)."""
+        agent = agent_for_tenant(request.auth.pk, agent_slug)
+        if agent is None:
+            raise not_found("Agent")
+        return capabilities_response(request, capabilities_document(agent))
+
+
+class ThreadCapabilitiesView(TenantAPIView):
+    def get(self, request: Request, thread_id: str) -> Response:
+        """The thread's view: the tools of capabilities its history loaded are callable now."""
+        thread = self.thread(request, thread_id)
+        agent = agent_for_tenant(request.auth.pk, thread.agent.slug)
+        assert agent is not None
+        loaded = {item.capability_id for item in loaded_capabilities(thread)}
+        return capabilities_response(request, capabilities_document(agent, loaded=loaded))

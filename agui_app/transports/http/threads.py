@@ -1,0 +1,185 @@
+"""REST views for threads, their messages, runs and shared state (DRF, tenant-scoped)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agui_app.errors import ApiError, Unprocessable, not_found
+from agui_app.models import StateSource, Thread
+from agui_app.selectors.messages import messages_json, thread_messages
+from agui_app.selectors.runs import active_run, run_for_thread, runs_for_thread
+from agui_app.selectors.threads import (
+    loaded_capabilities,
+    state_revisions,
+    thread_for_tenant,
+    threads_for_tenant,
+)
+from agui_app.services.runs import run_request_cancel
+from agui_app.services.state import state_apply_patch, state_replace
+from agui_app.services.threads import thread_create, thread_delete, thread_update
+from agui_app.transports.http import serializers as out
+from capabilities.selectors import agent_for_tenant, enabled_skill_ids
+
+
+class Pagination(LimitOffsetPagination):
+    default_limit = 50
+    max_limit = 500
+
+
+class JsonPatchParser(JSONParser):
+    media_type = "application/json-patch+json"
+
+
+class TenantAPIView(APIView):
+    def thread(self, request: Request, thread_id: str) -> Thread:
+        thread = thread_for_tenant(request.auth, thread_id)
+        if thread is None:
+            raise not_found("Thread")
+        return thread
+
+    def paginate(self, request: Request, queryset: QuerySet[Any], serialize: Any) -> Response:
+        paginator = Pagination()
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response([serialize(item) for item in page or []])
+
+
+def detail(thread: Thread) -> dict[str, Any]:
+    return out.thread_detail(
+        thread,
+        active=active_run(thread),
+        loaded=list(loaded_capabilities(thread)),
+        available=enabled_skill_ids(thread.agent),
+    )
+
+
+class ThreadListView(TenantAPIView):
+    def get(self, request: Request) -> Response:
+        """Threads, newest first; ``?agent=<slug>`` filters; ``?limit=&offset=`` pages."""
+        threads = threads_for_tenant(request.auth, agent_slug=request.query_params.get("agent"))
+        return self.paginate(request, threads, out.thread_summary)
+
+    def post(self, request: Request) -> Response:
+        data = out.ThreadCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        agent = agent_for_tenant(request.auth.pk, data.validated_data["agent"])
+        if agent is None:
+            raise not_found("Agent")
+        thread = thread_create(
+            tenant=request.auth,
+            agent=agent,
+            thread_id=data.validated_data.get("threadId"),
+            title=data.validated_data["title"],
+            metadata=data.validated_data["metadata"],
+        )
+        return Response(detail(thread), status=201)
+
+
+class ThreadDetailView(TenantAPIView):
+    def get(self, request: Request, thread_id: str) -> Response:
+        return Response(detail(self.thread(request, thread_id)))
+
+    def patch(self, request: Request, thread_id: str) -> Response:
+        thread = self.thread(request, thread_id)
+        data = out.ThreadUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        thread = thread_update(
+            thread=thread,
+            title=data.validated_data.get("title"),
+            metadata=data.validated_data.get("metadata"),
+        )
+        return Response(detail(thread))
+
+    def delete(self, request: Request, thread_id: str) -> Response:
+        thread_delete(thread=self.thread(request, thread_id))
+        return Response(status=204)
+
+
+class ThreadMessagesView(TenantAPIView):
+    def get(self, request: Request, thread_id: str) -> Response:
+        """The stored history as AG-UI messages, with the ids the stream used."""
+        thread = self.thread(request, thread_id)
+        return Response({"threadId": thread.thread_id, "messages": messages_json(thread_messages(thread))})
+
+
+class ThreadRunsView(TenantAPIView):
+    def get(self, request: Request, thread_id: str) -> Response:
+        return self.paginate(request, runs_for_thread(self.thread(request, thread_id)), out.run_summary)
+
+
+class ThreadRunDetailView(TenantAPIView):
+    def get(self, request: Request, thread_id: str, run_id: str) -> Response:
+        run = run_for_thread(self.thread(request, thread_id), run_id)
+        if run is None:
+            raise not_found("Run")
+        return Response(out.run_summary(run))
+
+
+class ThreadRunCancelView(TenantAPIView):
+    def post(self, request: Request, thread_id: str, run_id: str) -> Response:
+        """Ask the run's process (any process) to cancel it; answers 202 with the run."""
+        run = run_for_thread(self.thread(request, thread_id), run_id)
+        if run is None:
+            raise not_found("Run")
+        return Response(out.run_summary(run_request_cancel(run=run)), status=202)
+
+
+def parse_if_match(request: Request) -> int | None:
+    """``If-Match: "n"`` → n; absent or ``*`` → None (last writer wins)."""
+    raw = request.headers.get("If-Match")
+    if raw is None or raw.strip() == "*":
+        return None
+    value = raw.strip().removeprefix("W/").strip('"')
+    if not value.isdigit():
+        raise ApiError(f'If-Match must be a version ETag like "3", got {raw!r}.', code="bad_if_match")
+    return int(value)
+
+
+def state_response(version: int, state: dict[str, Any]) -> Response:
+    response = Response({"state": state, "version": version})
+    response["ETag"] = f'"{version}"'
+    return response
+
+
+class ThreadStateView(TenantAPIView):
+    parser_classes = [JsonPatchParser, JSONParser]
+
+    def get(self, request: Request, thread_id: str) -> Response:
+        thread = self.thread(request, thread_id)
+        return state_response(thread.state_version, thread.state)
+
+    def patch(self, request: Request, thread_id: str) -> Response:
+        """RFC 6902 ops (``application/json-patch+json``); ``If-Match`` optional."""
+        thread = self.thread(request, thread_id)
+        change = state_apply_patch(
+            thread_pk=thread.pk,
+            ops=request.data,
+            source=StateSource.API,
+            base_version=parse_if_match(request),
+        )
+        return state_response(change.version, change.state)
+
+    def put(self, request: Request, thread_id: str) -> Response:
+        """Replace the whole state: body ``{"state": {...}}``; ``If-Match`` optional."""
+        thread = self.thread(request, thread_id)
+        if not isinstance(request.data, dict) or not isinstance(request.data.get("state"), dict):
+            raise Unprocessable('The body must be {"state": {...}} with an object.', code="invalid_state")
+        change = state_replace(
+            thread_pk=thread.pk,
+            state=request.data["state"],
+            source=StateSource.API,
+            base_version=parse_if_match(request),
+        )
+        return state_response(change.version, change.state)
+
+
+class ThreadStateHistoryView(TenantAPIView):
+    def get(self, request: Request, thread_id: str) -> Response:
+        """State revisions, newest first, paginated."""
+        return self.paginate(request, state_revisions(self.thread(request, thread_id)), out.revision)

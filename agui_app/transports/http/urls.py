@@ -1,0 +1,40 @@
+"""Django's URLconf under ``/api/v1/``: the REST views. The streaming endpoints (``POST agents/{agent}``,
+``connect``, SSE ``events``) are Channels consumers routed in ``transports.http.routing``."""
+
+from django.urls import path
+
+from agui_app.transports.http import agents, events, threads
+
+urlpatterns = [
+    path("agents", agents.AgentListView.as_view(), name="agent-list"),
+    path("agents/<slug:agent_slug>", agents.AgentDetailView.as_view(), name="agent"),
+    path(
+        "agents/<slug:agent_slug>/capabilities",
+        agents.AgentCapabilitiesView.as_view(),
+        name="agent-capabilities",
+    ),
+    path("threads", threads.ThreadListView.as_view(), name="thread-list"),
+    path("threads/<str:thread_id>", threads.ThreadDetailView.as_view(), name="thread-detail"),
+    path("threads/<str:thread_id>/messages", threads.ThreadMessagesView.as_view(), name="thread-messages"),
+    path("threads/<str:thread_id>/state", threads.ThreadStateView.as_view(), name="thread-state"),
+    path(
+        "threads/<str:thread_id>/state/history",
+        threads.ThreadStateHistoryView.as_view(),
+        name="thread-state-history",
+    ),
+    path("threads/<str:thread_id>/events", events.thread_events, name="thread-events"),
+    path(
+        "threads/<str:thread_id>/capabilities",
+        agents.ThreadCapabilitiesView.as_view(),
+        name="thread-capabilities",
+    ),
+    path("threads/<str:thread_id>/runs", threads.ThreadRunsView.as_view(), name="thread-runs"),
+    path(
+        "threads/<str:thread_id>/runs/<str:run_id>", threads.ThreadRunDetailView.as_view(), name="thread-run"
+    ),
+    path(
+        "threads/<str:thread_id>/runs/<str:run_id>/cancel",
+        threads.ThreadRunCancelView.as_view(),
+        name="thread-run-cancel",
+    ),
+]
