@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
+from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
@@ -90,11 +91,15 @@ class RunExecution:
         """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
         terminal: BaseEvent | None = None
         try:
-            async for event in await self.events():
-                if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
-                    terminal = event
-                    continue
-                await self.log(event)
+            # Parallel tool calls still run in parallel, but their results are streamed in call
+            # order — the order the stored history keeps them in — so a client holds the messages
+            # in the order ``GET /messages`` and ``MESSAGES_SNAPSHOT`` give them.
+            with PydanticAgent.parallel_tool_call_execution_mode("parallel_ordered_events"):
+                async for event in await self.events():
+                    if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
+                        terminal = event
+                        continue
+                    await self.log(event)
         except asyncio.CancelledError:
             terminal = RunErrorEvent(message="The server stopped during the run.", code="run_interrupted")
             await self.close(terminal, interrupted=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from agui_app.models import Run, RunStatus
 from tests.support.asgi import AsgiClient
 from tests.support.sse import Frame, parse_frames
 
@@ -23,3 +25,13 @@ async def run(client: AsgiClient, agent: str, body: dict[str, Any]) -> list[Fram
     status, frames, raw = await stream(client, f"/api/v1/agents/{agent}", body)
     assert status == 200, raw
     return frames
+
+
+async def wait_until_running(thread_id: str, run_id: str) -> None:
+    for _ in range(200):
+        if await Run.objects.filter(
+            thread__thread_id=thread_id, run_id=run_id, status=RunStatus.RUNNING
+        ).aexists():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"run {run_id} never started")

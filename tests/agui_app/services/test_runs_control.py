@@ -11,20 +11,10 @@ from ag_ui_validate.pytest_plugin import validate_agui
 from agui_app.models import Run, RunStatus
 from capabilities.models import Agent
 from tests.support.inputs import run_input, script, user
-from tests.support.runs import run, stream
+from tests.support.runs import run, stream, wait_until_running
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SLOW = {"delay_ms": 3000, "say": "finally"}
-
-
-async def wait_until_running(thread_id: str, run_id: str) -> None:
-    for _ in range(200):
-        if await Run.objects.filter(
-            thread__thread_id=thread_id, run_id=run_id, status=RunStatus.RUNNING
-        ).aexists():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"run {run_id} never started")
 
 
 async def test_a_second_run_on_a_busy_thread_is_409_thread_busy(aclient, agent) -> None:

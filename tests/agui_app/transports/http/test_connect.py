@@ -8,9 +8,8 @@ import json
 import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
 
-from tests.agui_app.test_runs_control import wait_until_running
 from tests.support.inputs import run_input, script, user
-from tests.support.runs import run, stream
+from tests.support.runs import run, stream, wait_until_running
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CONNECT = "/api/v1/agents/assistant/connect"
@@ -66,3 +65,33 @@ async def test_connect_with_an_open_interrupt_ends_its_run_with_the_interrupt(ac
     _, frames, _ = await stream(aclient, CONNECT, run_input("waiting", []))
     outcome = frames[-1].data["outcome"]
     assert outcome["type"] == "interrupt" and [i["id"] for i in outcome["interrupts"]] == [interrupt["id"]]
+
+
+async def events_after(aclient, thread_id: str, after: int) -> list[dict]:
+    page = json.loads((await aclient.get(f"/api/v1/threads/{thread_id}/events", {"after": after})).content)
+    return page["items"]
+
+
+async def test_connect_frames_carry_the_cursor_a_client_resumes_from(aclient, agent) -> None:
+    await run(aclient, "assistant", run_input("cursor", [user(script({"say": "one"}), "m-1")]))
+    _, frames, _ = await stream(aclient, CONNECT, run_input("cursor", []))
+    thread = json.loads((await aclient.get("/api/v1/threads/cursor")).content)
+    assert {f.id for f in frames} == {thread["lastSeq"]}  # the snapshot reflects the whole log
+    assert await events_after(aclient, "cursor", frames[0].id) == []
+
+    second = await run(aclient, "assistant", run_input("cursor", [user(script({"say": "two"}), "m-2")]))
+    resumed = await events_after(aclient, "cursor", frames[0].id)
+    assert [e["seq"] for e in resumed] == [f.id for f in second]  # exactly the run it did not see
+    assert resumed[0]["type"] == "RUN_STARTED"
+
+
+async def test_connect_during_a_run_points_its_cursor_before_that_run(aclient, agent) -> None:
+    await run(aclient, "assistant", run_input("cursor-live", [user(script({"say": "earlier"}), "m-0")]))
+    body = run_input("cursor-live", [user(script({"delay_ms": 800, "say": "later"}), "m-1")], run_id="r-2")
+    running = asyncio.ensure_future(run(aclient, "assistant", body))
+    await wait_until_running("cursor-live", "r-2")
+    _, frames, _ = await stream(aclient, CONNECT, run_input("cursor-live", [], run_id="connect-3"))
+    original = await running
+    cursor = frames[0].id
+    assert {f.id for f in frames[:4]} == {cursor} and cursor == original[0].id - 1
+    assert [f.id for f in frames[4:]] == [f.id for f in original]  # the replay continues after it

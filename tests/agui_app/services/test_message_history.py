@@ -87,7 +87,7 @@ async def test_a_user_message_of_a_cancelled_run_is_kept_and_the_next_turn_conti
             run_input("kept2", [user(script({"delay_ms": 3000, "say": "x"}), "m-1")], run_id="r1"),
         )
     )
-    from tests.agui_app.test_runs_control import wait_until_running
+    from tests.support.runs import wait_until_running
 
     await wait_until_running("kept2", "r1")
     await aclient.post("/api/v1/threads/kept2/runs/r1/cancel")

@@ -26,7 +26,7 @@ from capabilities.skills import (
 )
 
 KNOWN_TOOLS = {"update_state", "add_todo", "complete_todo", "get_forecast", "refund_status", "issue_refund"}
-SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+SKILLS_DIR = Path(__file__).resolve().parents[3] / "skills"
 
 REFUNDS = """\
 ---

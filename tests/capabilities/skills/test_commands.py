@@ -12,7 +12,7 @@ from capabilities.models import Agent, AgentSkill, Skill, SkillVersion
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GOOD = """---
 id: greetings
 description: Use to greet people politely.

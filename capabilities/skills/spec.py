@@ -1,0 +1,204 @@
+"""A skill's validated fields (``SkillSpec``) and the errors that name a file's line and field (DESIGN.md §9).
+
+Pure parsing — no Django, no database — so the admin, ``import_skills`` and the API share one set of
+rules and one set of messages. Every rejection is a ``SkillParseError`` naming the 1-based line of the
+file and the field when they are known, e.g. ``refunds.md: line 2, field 'id': must match …``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_ai.settings import ModelSettings
+
+# Copies of capabilities.models.SKILL_ID_PATTERN and capabilities.tools.registry.TOOL_NAME_RE: importing
+# either module needs Django, and this one must stay importable without it.
+SKILL_ID_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
+TOOL_NAME_PATTERN = r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$"
+MAX_DESCRIPTION_CHARS = 300
+DELIMITER = "---"
+# The frontmatter keys, in the order render_skill writes them. The body becomes ``instructions``.
+FRONTMATTER_KEYS = ("id", "description", "tools", "defer_loading", "requires_approval", "model_settings")
+REQUIRED_KEYS = ("id", "description")
+MODEL_SETTINGS_KEYS = frozenset(ModelSettings.__annotations__)
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the breaks YAML counts too, so our line numbers match its marks
+NO_WRAP = 2**31  # yaml.dump width: keep every value on one line (the description must stay single-line)
+
+KeyPath = tuple[Any, ...]  # ("tools",), ("tools", 1), ("model_settings", "temperature")
+
+
+class SkillParseError(ValueError):
+    """One problem in one skill file.
+
+    ``line`` is 1-based in the whole file (None when no single line is to blame), ``field`` is a
+    frontmatter key, ``"body"``, or None. Callers that know the file's name set ``filename``; it then
+    prefixes ``str()``.
+    """
+
+    def __init__(
+        self, message: str, *, field: str | None = None, line: int | None = None, filename: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.line = line
+        self.filename = filename
+
+    def __str__(self) -> str:
+        where = [f"line {self.line}"] if self.line is not None else []
+        where += [f"field {self.field!r}"] if self.field is not None else []
+        text = f"{', '.join(where)}: {self.message}" if where else self.message
+        return f"{self.filename}: {text}" if self.filename else text
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready form, for API error bodies."""
+        return {"filename": self.filename, "line": self.line, "field": self.field, "message": self.message}
+
+
+class SkillBundleError(ValueError):
+    """Some files of a bundle are invalid; ``errors`` holds one SkillParseError each (filename set)."""
+
+    def __init__(self, errors: list[SkillParseError]) -> None:
+        super().__init__(errors)
+        self.errors = errors
+
+    def __str__(self) -> str:
+        return f"{len(self.errors)} problem(s) in skill files:\n" + "\n".join(f"  {e}" for e in self.errors)
+
+
+class FieldError(ValueError):
+    """A validator's error that points inside its field (a list index or mapping key), for a precise line."""
+
+    def __init__(self, message: str, *path: Any) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def describe(value: Any) -> str:
+    if value is None:
+        return "an empty value"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    return {list: "a list", dict: "a mapping", str: "a string"}.get(type(value), f"a {type(value).__name__}")
+
+
+def suggest(name: Any, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(str(name), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        # YAML reads yes/no/on/off/null and numbers as non-strings; quoting is the usual fix.
+        quote = " (put it in quotes)" if value is None or isinstance(value, bool | int | float) else ""
+        raise ValueError(f"must be a string, not {describe(value)}{quote}")
+    return value
+
+
+def _tool_names(value: Any) -> list[str]:
+    if not isinstance(value, list | tuple):
+        raise ValueError(
+            f"must be a list of tool names such as [add_todo, get_forecast], not {describe(value)}"
+        )
+    names: list[str] = []
+    for index, name in enumerate(value):
+        if not isinstance(name, str):
+            raise FieldError(f"entry {index + 1} must be a tool name, not {describe(name)}", index)
+        if not re.fullmatch(TOOL_NAME_PATTERN, name):
+            raise FieldError(f"{name!r} is not a valid tool name (it must match {TOOL_NAME_PATTERN})", index)
+        if name in names:
+            raise FieldError(f"lists {name!r} twice", index)
+        names.append(name)
+    return names
+
+
+def _strip_blank_lines(text: str) -> str:
+    """``text`` with newlines normalized to ``\\n`` and leading/trailing blank lines removed."""
+    lines = LINE_BREAK.split(text)
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(lines[start:end])
+
+
+class SkillSpec(BaseModel):
+    """A validated skill. Constructing one directly applies the same rules (and messages) as parsing."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    id: str
+    description: str
+    tools: list[str] = Field(default_factory=list)
+    defer_loading: bool = True
+    requires_approval: list[str] = Field(default_factory=list)
+    model_settings: dict[str, Any] = Field(default_factory=dict)
+    instructions: str = ""
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _check_id(cls, value: Any) -> str:
+        if not re.fullmatch(SKILL_ID_PATTERN, _string(value)):
+            raise ValueError(f"must match {SKILL_ID_PATTERN}, got {value!r}")
+        return value
+
+    @field_validator("description", mode="before")
+    @classmethod
+    def _check_description(cls, value: Any) -> str:
+        text = _string(value).strip()
+        if not text:
+            raise ValueError("must not be empty")
+        if len(text.splitlines()) > 1:
+            raise ValueError("must be a single line (the catalog shows one line); put details in the body")
+        if len(text) > MAX_DESCRIPTION_CHARS:
+            raise ValueError(f"is {len(text)} characters long; the limit is {MAX_DESCRIPTION_CHARS}")
+        return text
+
+    @field_validator("defer_loading", mode="before")
+    @classmethod
+    def _check_defer_loading(cls, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"must be true or false, not {describe(value)}")
+        return value
+
+    @field_validator("tools", "requires_approval", mode="before")
+    @classmethod
+    def _check_tool_lists(cls, value: Any, info: ValidationInfo) -> list[str]:
+        names = _tool_names(value)
+        # "tools" is missing from info.data when it failed; that error is the one reported.
+        if info.field_name == "requires_approval" and "tools" in info.data:
+            for index, name in enumerate(names):
+                if name not in info.data["tools"]:
+                    raise FieldError(
+                        f"{name!r} is not one of this skill's tools; add it to 'tools' too", index
+                    )
+        return names
+
+    @field_validator("model_settings", mode="before")
+    @classmethod
+    def _check_model_settings(cls, value: Any) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"must be a mapping such as {{temperature: 0.2}}, not {describe(value)}")
+        for key in value:
+            if key not in MODEL_SETTINGS_KEYS:
+                hint, known = suggest(key, MODEL_SETTINGS_KEYS), ", ".join(sorted(MODEL_SETTINGS_KEYS))
+                raise FieldError(f"unknown setting {key!r}{hint}; known: {known}", key)
+        try:  # stored in a JSONField and sent to providers: no dates, sets, NaN; tuples become lists
+            return json.loads(json.dumps(value, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"values must be plain JSON: {exc}") from exc
+
+    @field_validator("instructions", mode="before")
+    @classmethod
+    def _normalize_instructions(cls, value: Any) -> str:
+        # Normalized here, not only in parse_skill, so render_skill/parse_skill round-trip any spec.
+        return _strip_blank_lines(_string(value))
