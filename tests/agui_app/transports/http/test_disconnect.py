@@ -3,7 +3,6 @@ started does not."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -12,6 +11,7 @@ from agui_app.events.hub import get_hub
 from agui_app.models import Run, RunStatus, Thread
 from tests.support.inputs import run_input, script, user
 from tests.support.runs import run
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -19,12 +19,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def followers_of(thread_id: str) -> int:
     thread = await Thread.objects.aget(thread_id=thread_id)
     return len(get_hub().subscriptions.get(str(thread.pk), ()))
-
-
-async def wait_for(condition, within: float) -> None:
-    async with asyncio.timeout(within):
-        while not await condition():
-            await asyncio.sleep(0.01)
 
 
 async def test_a_follower_that_disconnects_is_unsubscribed_at_once(aclient, agent) -> None:
@@ -40,7 +34,7 @@ async def test_a_follower_that_disconnects_is_unsubscribed_at_once(aclient, agen
     async def gone() -> bool:
         return await followers_of("leaving") == 0
 
-    await wait_for(gone, within=1.0)  # well before the next keep-alive tick or log poll
+    await eventually(gone, within=1.0)  # well before the next keep-alive tick or log poll
 
 
 async def test_a_run_whose_client_disconnects_mid_stream_still_finishes(aclient, agent) -> None:
@@ -60,6 +54,6 @@ async def test_a_run_whose_client_disconnects_mid_stream_still_finishes(aclient,
         run_row = await Run.objects.filter(run_id="r1").afirst()
         return run_row is not None and run_row.status == RunStatus.SUCCEEDED
 
-    await wait_for(finished, within=5.0)
+    await eventually(finished, within=5.0)
     messages = json.loads((await aclient.get("/api/v1/threads/dropped/messages")).content)["messages"]
     assert messages[-1]["content"] == "late words"
