@@ -83,7 +83,7 @@ class AsgiClient:
         from project.asgi import application
 
         body = encode_body(data, content_type)
-        all_headers = {**self.default_headers, **(headers or {})}
+        all_headers = {"Host": "testserver", **self.default_headers, **(headers or {})}
         if data is not None:
             all_headers.setdefault("Content-Type", content_type)
         raw_path, _, query = path.partition("?")
@@ -97,8 +97,7 @@ class AsgiClient:
             "raw_path": raw_path.encode(),
             "root_path": "",
             "query_string": query.encode(),
-            "headers": [(b"host", b"testserver")]
-            + [(k.lower().encode("latin1"), v.encode("latin1")) for k, v in all_headers.items()]
+            "headers": [(k.lower().encode("latin1"), v.encode("latin1")) for k, v in all_headers.items()]
             + [(b"content-length", str(len(body)).encode())],
             "client": ("127.0.0.1", 50000),
             "server": ("testserver", 80),

@@ -11,6 +11,8 @@ stream ends. Here the response runs as a task of its own while the consumer keep
 - The body is bounded (``AGUI_MAX_BODY_BYTES``): a declared or received size over the limit is
   answered 413 at once.
 - No channel layer channel per request: followers listen on the process's hub (``events.hub``).
+- What Django's middleware would do for these requests is done here: the ``Host`` header is checked
+  against ``ALLOWED_HOSTS`` and responses carry the same security headers.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from urllib.parse import parse_qs
 import orjson
 from channels.exceptions import StopConsumer
 from channels.generic.http import AsyncHttpConsumer
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
 
 from agui_app.errors import ApiError, TooManyRequests
 from agui_app.events.shape import LoggedEvent
@@ -76,6 +80,12 @@ class SseConsumer(AsyncHttpConsumer):
                 return value.decode("latin1")
         return None
 
+    def host_allowed(self) -> bool:
+        """Django's ``ALLOWED_HOSTS`` rule (``HttpRequest.get_host``), as its middleware would apply it."""
+        domain, _ = split_domain_port(self.header("host") or "")
+        allowed = settings.ALLOWED_HOSTS or ([".localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
+        return bool(domain) and validate_host(domain, allowed)
+
     def query(self, name: str) -> str | None:
         values = parse_qs(self.scope.get("query_string", b"").decode("latin1")).get(name)
         return values[-1] if values else None
@@ -124,6 +134,8 @@ class SseConsumer(AsyncHttpConsumer):
     async def respond(self) -> None:
         opened = False
         try:
+            if not self.host_allowed():
+                raise ApiError("The Host header is not allowed (ALLOWED_HOSTS).", code="disallowed_host")
             if self.method not in self.methods:
                 raise MethodNotAllowed(
                     f"Use {' or '.join(self.methods)}.", details={"allowed": list(self.methods)}

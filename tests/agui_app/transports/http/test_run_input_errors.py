@@ -110,3 +110,13 @@ async def test_get_on_the_agent_path_is_its_detail(aclient, agent) -> None:
     response = await aclient.get(URL)
     assert response.status_code == 200
     assert json.loads(response.content)["slug"] == "assistant"
+
+
+async def test_a_host_outside_allowed_hosts_is_400_like_the_rest_of_the_site(aclient, counts_before) -> None:
+    body = json.dumps(run_input("t", [user("hi")]))
+    response = await aclient.post(
+        URL, body, content_type="application/json", headers={"Host": "evil.example"}
+    )
+    await assert_rejected(response, 400, "disallowed_host")
+    assert (await aclient.get("/api/v1/agents", headers={"Host": "evil.example"})).status_code == 400
+    assert await sync_to_async(row_counts)() == counts_before
