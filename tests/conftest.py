@@ -14,13 +14,15 @@ from typing import Any
 import pytest
 import redis
 from asgiref.sync import sync_to_async
+from django.core.cache import cache
 from django.db import connection, connections
 from rest_framework.test import APIClient
 
 from agui_app.concurrency.db_threads import close_db_thread_connections
 from agui_app.concurrency.detached import _running
 from agui_app.models import Membership, Tenant
-from agui_app.services.tenancy import api_key_create, tenant_create
+from agui_app.services.keys import api_key_create
+from agui_app.services.tenancy import tenant_create
 from capabilities.models import Agent
 from capabilities.services.skills import skill_import_bundle
 from tests.support.asgi import AsgiClient
@@ -51,6 +53,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         shutil.which("node") is None or not (NODE_DIR / "node_modules" / "@ag-ui" / "client").exists()
     ):
         pytest.skip("needs Node.js and `npm ci --prefix tests/node` (the README's test command does it)")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Rate-limit counters and cached tenants must not leak from one test into the next."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from agui_app.services.tenancy import InvalidApiKey, api_key_create, api_key_ensure, tenant_create
+from agui_app.services.keys import InvalidApiKey, api_key_create, api_key_ensure
+from agui_app.services.tenancy import tenant_create
 from capabilities.models import Agent
 from capabilities.services.skills import SkillRejected, skill_import_bundle
 
