@@ -1,5 +1,6 @@
 """Shared fixtures. Personas: an *owner* (tenant ``acme`` and its API key), a *member* (a staff
-user administering ``acme`` in Django admin) and a *stranger* (tenant ``globex`` with its own key).
+user administering ``acme`` in Django admin), a *stranger* (tenant ``globex`` with its own key),
+and two end users of acme's app, *alice* and *bob*, each with a user token minted by acme.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from agui_app.concurrency.detached import _running
 from agui_app.models import Membership, Tenant
 from agui_app.services.keys import api_key_create
 from agui_app.services.tenancy import tenant_create
+from agui_app.services.tokens import token_mint
 from capabilities.models import Agent
 from capabilities.services.skills import skill_import_bundle
 from tests.support.asgi import AsgiClient
@@ -164,6 +166,23 @@ def bad_key_client(db: None) -> AsgiClient:
 @pytest.fixture
 def stranger_aclient(stranger_key: str) -> AsgiClient:
     return AsgiClient(stranger_key)
+
+
+def user_token(tenant: Tenant, user: str, **limits: Any) -> str:
+    """A user token of ``tenant`` for ``user`` (``ttl_seconds``, ``scopes``, ``agents``, ``threads``)."""
+    limits.setdefault("ttl_seconds", 3600)
+    return token_mint(tenant=tenant, user=user, **limits).token
+
+
+@pytest.fixture
+def alice(owner_tenant: Tenant) -> AsgiClient:
+    """Alice, an end user of acme's app, with a user token acme's backend minted for her."""
+    return AsgiClient(user_token(owner_tenant, "alice"))
+
+
+@pytest.fixture
+def bob(owner_tenant: Tenant) -> AsgiClient:
+    return AsgiClient(user_token(owner_tenant, "bob"))
 
 
 @pytest.fixture
