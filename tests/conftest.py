@@ -55,6 +55,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         shutil.which("node") is None or not (NODE_DIR / "node_modules" / "@ag-ui" / "client").exists()
     ):
         pytest.skip("needs Node.js and `npm ci --prefix tests/node` (the README's test command does it)")
+    if item.get_closest_marker("browser") and not (
+        Path(os.environ.get("CHROMIUM", "/usr/bin/chromium")).exists()
+        and (NODE_DIR / "node_modules" / "playwright-core").exists()
+    ):
+        pytest.skip("needs Debian's chromium (`apt-get install -y chromium`; .ci/run does) and playwright-core")
 
 
 @pytest.fixture(autouse=True)
