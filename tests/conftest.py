@@ -59,7 +59,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         Path(os.environ.get("CHROMIUM", "/usr/bin/chromium")).exists()
         and (NODE_DIR / "node_modules" / "playwright-core").exists()
     ):
-        pytest.skip("needs Debian's chromium (`apt-get install -y chromium`; .ci/run does) and playwright-core")
+        pytest.skip(
+            "needs Debian's chromium (`apt-get install -y chromium`; .ci/run does) and playwright-core"
+        )
 
 
 @pytest.fixture(autouse=True)

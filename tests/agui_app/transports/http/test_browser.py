@@ -45,7 +45,11 @@ def start_backend(app_dir: Path, hub: str, key: str) -> tuple[subprocess.Popen[b
     port = free_port()
     env = {**os.environ, "AGUI_HUB": hub, "AGUI_KEY": key, "PORT": str(port)}
     process = subprocess.Popen(
-        [sys.executable, "backend.py"], cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [sys.executable, "backend.py"],
+        cwd=app_dir,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
@@ -75,7 +79,9 @@ def app_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def backends(app_dir: Path, server: ServerProcess, owner_tenant: Any, agent: Any, owner_key: str) -> Iterator[tuple[str, str]]:
+def backends(
+    app_dir: Path, server: ServerProcess, owner_tenant: Any, agent: Any, owner_key: str
+) -> Iterator[tuple[str, str]]:
     runtime_key = api_key_create(tenant=owner_tenant, name="web backend", scope=KeyScope.RUNTIME)
     allowed, allowed_url = start_backend(app_dir, server.url, runtime_key)
     other, other_url = start_backend(app_dir, server.url, runtime_key)
