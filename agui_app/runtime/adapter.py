@@ -15,8 +15,7 @@ from typing import Any
 
 from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
 from pydantic_ai.exceptions import RunCancelled, RunTimedOut, UsageLimitExceeded
-from pydantic_ai.ui.ag_ui import AGUIAdapter
-from pydantic_ai.ui.ag_ui._event_stream import AGUIEventStream
+from pydantic_ai.ui.ag_ui import AGUIAdapter, AGUIEventStream
 
 from capabilities.llm import ModelUnavailable
 from capabilities.runtime import ToolDeps

@@ -23,7 +23,7 @@ import threading
 from typing import Any
 
 from agui_app.state.patching import Op, diff, parse_pointer
-from agui_app.state.proxies import DictProxy, ListProxy, Path, StaleProxyError, Proxy
+from agui_app.state.proxies import DictProxy, ListProxy, Path, Proxy, StaleProxyError
 from agui_app.state.values import JSON, clone_json, format_pointer, plain_copy
 
 __all__ = ["CowDocument", "DictProxy", "ListProxy", "StaleProxyError"]
