@@ -5,6 +5,11 @@
   timeout as a cancellation; for the client it is a limit, not a cancel).
 - A cancelled run ends with the ``cancelled`` outcome for 1.0 clients; older clients, whose
   schema rejects that outcome, get ``RUN_ERROR {code: "cancelled"}`` rather than a success.
+
+``AGUIEventStream`` is public, but the flags its error hooks set (``_error``, ``_cancelled_run``,
+``_emit_1_0_outcomes``) are not: this subclass is the one place that touches them, and the limit and
+cancel tests (tests/agui_app/services/test_runs_control.py)
+fail if a pydantic-ai upgrade changes what they mean.
 """
 
 from __future__ import annotations
@@ -15,8 +20,7 @@ from typing import Any
 
 from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
 from pydantic_ai.exceptions import RunCancelled, RunTimedOut, UsageLimitExceeded
-from pydantic_ai.ui.ag_ui import AGUIAdapter
-from pydantic_ai.ui.ag_ui._event_stream import AGUIEventStream
+from pydantic_ai.ui.ag_ui import AGUIAdapter, AGUIEventStream
 
 from capabilities.llm import ModelUnavailable
 from capabilities.runtime import ToolDeps
