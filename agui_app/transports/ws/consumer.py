@@ -180,7 +180,11 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                 )
                 return
             if self.principal is not None and self.principal.expired(timezone.now()):
-                error = TokenExpired("The token has expired; authenticate again with a new one.")
+                error = (
+                    TokenExpired("The token has expired; authenticate again with a new one.")
+                    if self.principal.is_end_user
+                    else Unauthenticated("The API key has expired.")
+                )
                 await self.refuse(error, CLOSE_UNAUTHENTICATED, ref=kind)
                 return
             if (

@@ -4,6 +4,10 @@ an API key in a page on another origin closes the socket."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
+import jwt
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -108,4 +112,16 @@ async def test_an_api_key_in_a_page_on_another_origin_is_closed_4403(
     ws = socket("t", origin=APP, key=owner_key)
     assert (await ws.connect())[0]
     assert await closed_with(ws) == ("key_in_browser", 4403)
+    await ws.disconnect()
+
+
+async def test_a_socket_whose_token_expires_is_closed_on_its_next_frame(owner_tenant: Tenant) -> None:
+    token = await sync_to_async(user_token)(owner_tenant, "alice", ttl_seconds=2)  # at least 1 s left
+    ws = await authenticated(socket("t"), token)
+    await ws.send_json_to({"type": "ping"})
+    assert await ws.receive_json_from(timeout=3) == {"type": "pong"}
+    expires = jwt.decode(token, options={"verify_signature": False})["exp"]
+    await asyncio.sleep(max(0.0, expires - time.time()) + 0.1)
+    await ws.send_json_to({"type": "ping"})
+    assert await closed_with(ws) == ("token_expired", 4401)
     await ws.disconnect()
