@@ -204,3 +204,17 @@ def _make_agent(tenant: Tenant, slug: str) -> None:
     from tests.conftest import make_agent
 
     make_agent(tenant, slug)
+
+
+async def test_another_tenant_cannot_revoke_or_reach_this_tenants_users(
+    stranger_aclient, alice, agent
+) -> None:
+    await run(alice, "assistant", run_input("hers", [user(script({"say": "hi"}))]))
+    response = await stranger_aclient.post(
+        "/api/v1/tokens/revoke", {"user": "alice"}, content_type="application/json"
+    )
+    assert response.status_code == 200  # globex's own "alice"
+    assert (await alice.get("/api/v1/threads/hers")).status_code == 200
+    status, body = await mint(stranger_aclient, user="alice")
+    assert status == 201
+    assert (await AsgiClient(body["token"]).get("/api/v1/threads/hers")).status_code == 404
