@@ -9,6 +9,7 @@ and names every failing field (``AgentRejected``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts,
 from capabilities.models import Agent, AgentSkill, OnDisconnect, Skill
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 
-# Fields a write may set (model attribute names), with ``skills`` / ``always_on`` handled apart.
+# Fields a write may set (model attribute names); ``skill_ids`` / ``always_on_ids`` are handled apart.
 AGENT_FIELDS = (
     "name",
     "description",
@@ -34,13 +35,14 @@ AGENT_FIELDS = (
     "webhook_url",
     "on_disconnect",
 )
+SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 MAX_ITERATIONS = 1000
 MAX_EXECUTION_SECONDS = 24 * 3600
 
 
 class AgentRejected(ValueError):
-    """A write that breaks a rule; nothing was saved. ``errors``: model field (or ``skills``,
-    ``always_on``, ``slug``) → messages."""
+    """A write that breaks a rule; nothing was saved. ``errors``: model field (or ``skill_ids``,
+    ``always_on_ids``) → messages."""
 
     def __init__(self, errors: dict[str, list[str]]) -> None:
         self.errors = errors
@@ -109,22 +111,24 @@ def check_skills(
     exposing one tool name (whether enabled or not: enabling one must never break the agent).
 
     Raises:
-        AgentRejected: on ``skills`` or ``always_on``.
+        AgentRejected: on ``skill_ids`` or ``always_on_ids``.
     """
     skills = {s.skill_id: s for s in Skill.objects.filter(tenant_id=tenant_id, skill_id__in=list(skill_ids))}
     errors: dict[str, list[str]] = {}
     missing = [s for s in skill_ids if s not in skills]
     if missing:
-        errors["skills"] = [f"no skill {s!r} in this tenant" for s in missing]
+        errors["skill_ids"] = [f"no skill {s!r} in this tenant" for s in missing]
+    if len(set(skill_ids)) != len(skill_ids):
+        errors.setdefault("skill_ids", []).append("lists a skill more than once")
     outside = [s for s in always_on if s not in skill_ids]
     if outside:
-        errors["always_on"] = [f"{s!r} is not one of the agent's skills" for s in outside]
+        errors["always_on_ids"] = [f"{s!r} is not one of the agent's skills" for s in outside]
     conflicts = tool_conflicts({s.skill_id: list(s.tools) for s in skills.values()}, agent=agent)
     if conflicts:
-        errors.setdefault("skills", []).extend(str(c) for c in conflicts)
+        errors.setdefault("skill_ids", []).extend(str(c) for c in conflicts)
     if errors:
         raise AgentRejected(errors)
-    return [skills[s] for s in skill_ids]
+    return [skills[s] for s in dict.fromkeys(skill_ids)]
 
 
 @transaction.atomic
@@ -132,23 +136,25 @@ def agent_create(
     *,
     tenant_id: int,
     slug: str,
-    skills: Sequence[str] = (),
-    always_on: Sequence[str] = (),
+    skill_ids: Sequence[str] = (),
+    always_on_ids: Sequence[str] = (),
     **fields: Any,
 ) -> Agent:
-    """A new agent offering ``skills`` (``always_on`` of them active from the start).
+    """A new agent offering the skills ``skill_ids`` (``always_on_ids`` of them active from the start).
 
     Raises:
         AgentRejected: a field breaks a rule, or the tenant already has the slug.
     """
     clean = check_fields(fields)
+    if not SLUG.fullmatch(slug):
+        raise AgentRejected({"slug": ["must be 1-64 letters, digits, '-' or '_'"]})
     if Agent.objects.filter(tenant_id=tenant_id, slug=slug).exists():
         raise AgentRejected({"slug": [f"the tenant already has an agent {slug!r}"]})
-    chosen = check_skills(tenant_id=tenant_id, skill_ids=skills, always_on=always_on, agent=slug)
+    chosen = check_skills(tenant_id=tenant_id, skill_ids=skill_ids, always_on=always_on_ids, agent=slug)
     clean.setdefault("name", slug.replace("-", " ").replace("_", " ").title())
     agent = Agent.objects.create(tenant_id=tenant_id, slug=slug, **clean)
     AgentSkill.objects.bulk_create(
-        [AgentSkill(agent=agent, skill=skill, always_on=skill.skill_id in always_on) for skill in chosen]
+        [AgentSkill(agent=agent, skill=skill, always_on=skill.skill_id in always_on_ids) for skill in chosen]
     )
     return agent
 
@@ -157,24 +163,24 @@ def agent_create(
 def agent_update(
     *,
     agent: Agent,
-    skills: Sequence[str] | None = None,
-    always_on: Sequence[str] | None = None,
+    skill_ids: Sequence[str] | None = None,
+    always_on_ids: Sequence[str] | None = None,
     **fields: Any,
 ) -> Agent:
-    """Change the given fields; ``skills`` replaces the set of skills (their always-on flags kept unless
-    ``always_on`` is given, which replaces those too).
+    """Change the given fields; ``skill_ids`` replaces the set of skills (their always-on flags kept
+    unless ``always_on_ids`` is given, which replaces those too).
 
     Raises:
         AgentRejected: nothing changed.
     """
     agent = Agent.objects.select_for_update().get(pk=agent.pk)
     clean = check_fields(fields, current=agent)
-    if skills is not None or always_on is not None:
+    if skill_ids is not None or always_on_ids is not None:
         links = {link.skill.skill_id: link for link in agent.agent_skills.select_related("skill")}
-        wanted = list(skills) if skills is not None else sorted(links)
+        wanted = list(skill_ids) if skill_ids is not None else sorted(links)
         on = (
-            list(always_on)
-            if always_on is not None
+            list(always_on_ids)
+            if always_on_ids is not None
             else [s for s in wanted if s in links and links[s].always_on]
         )
         chosen = check_skills(tenant_id=agent.tenant_id, skill_ids=wanted, always_on=on, agent=agent.slug)

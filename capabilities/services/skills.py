@@ -175,9 +175,15 @@ def apply_spec(skill: Skill, spec: SkillSpec, source: str) -> None:
 
 
 def skill_import_bundle(
-    *, tenant_id: int, files: Mapping[str, str], agent: Agent | None = None, user: Any = None
+    *,
+    tenant_id: int,
+    files: Mapping[str, str],
+    agent: Agent | None = None,
+    user: Any = None,
+    note: str = "imported",
 ) -> list[SavedSkill]:
-    """Validate every file, then import all of them (or none) and attach them to ``agent``.
+    """Validate every file, then import all of them (or none) and attach them to ``agent``. Each new
+    version's note is ``"<note> <filename>"``.
 
     Raises:
         SkillRejected: listing every failing file, line and field, a duplicate id across files, or a
@@ -205,9 +211,7 @@ def skill_import_bundle(
         refuse_conflicts(conflicts, {spec.id: (name, files[name]) for name, spec in specs.items()})
         for name in sorted(files):
             try:
-                result = skill_save(
-                    tenant_id=tenant_id, source=files[name], user=user, note=f"imported {name}"
-                )
+                result = skill_save(tenant_id=tenant_id, source=files[name], user=user, note=f"{note} {name}")
             except SkillRejected as exc:
                 for error in exc.errors:
                     error.filename = name
