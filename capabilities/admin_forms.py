@@ -8,21 +8,21 @@ is reported on the field it belongs to, so a rejected form saves nothing.
 from __future__ import annotations
 
 import json
-import zipfile
-from pathlib import PurePosixPath
 from typing import Any
 
-import jsonschema
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.forms.fields import InvalidJSONInput
 from django.http import HttpRequest
 
-from capabilities.admin_scoping import scope_queryset, tenant_choices
-from capabilities.discovery import DECLARABLE, DeclaredCapabilitiesInvalid, validate_declared
+from capabilities.admin_scoping import SameTenantInlineFormSet, scope_queryset, tenant_choices
+from capabilities.bundles import BundleUnreadable, read_bundle
+from capabilities.conflicts import tool_conflicts
+from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
 from capabilities.models import Agent, Skill
-from capabilities.services.skills import SkillRejected, parse
+from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
+from capabilities.services.skills import SkillRejected, parse, skill_check
 from capabilities.skills import SkillParseError, SkillSpec
 
 AGENT_FIELDS = [
@@ -36,10 +36,11 @@ AGENT_FIELDS = [
     "max_execution_seconds",
     "parallel_tool_calls",
     "state_schema",
+    "output_schema",
     "declared_capabilities",
+    "webhook_url",
+    "on_disconnect",
 ]
-MAX_IMPORT_FILES = 500
-MAX_IMPORT_BYTES = 10 * 1024 * 1024  # uncompressed, all files together
 
 
 def monospace(rows: int = 20) -> forms.Textarea:
@@ -90,8 +91,9 @@ class PrettyJSONField(forms.JSONField):
 class SkillSourceForm(forms.ModelForm):
     """Edits a skill through its Markdown source. ``SkillAdmin.save_model`` saves with ``skill_save``.
 
-    ``clean`` applies ``skill_save``'s rules up front (parse, stable id, no duplicate id when adding)
-    so every rejection lands on the ``source`` field and nothing is written.
+    ``clean`` applies ``skill_save``'s rules up front (parse, stable id, no duplicate id when adding,
+    no tool-name conflict in an agent the skill belongs to: ``skill_check``) so every rejection lands
+    on the ``source`` field and nothing is written.
     """
 
     source = forms.CharField(
@@ -131,6 +133,7 @@ class SkillSourceForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         tenant = cleaned.get("tenant")
+        tenant_id = self.instance.tenant_id if self.instance.pk else getattr(tenant, "pk", None)
         if not self.instance.pk and tenant is not None and self.spec is not None:
             if Skill.objects.filter(tenant=tenant, skill_id=self.spec.id).exists():
                 self.add_error(
@@ -141,6 +144,12 @@ class SkillSourceForm(forms.ModelForm):
                         code="duplicate_id",
                     ),
                 )
+                return cleaned
+        if tenant_id is not None and self.spec is not None and "source" in cleaned:
+            try:
+                skill_check(tenant_id=tenant_id, source=cleaned["source"], skill=self.instance)
+            except SkillRejected as exc:
+                self.add_error("source", ValidationError(skill_error_messages(exc.errors), code="conflict"))
         return cleaned
 
 
@@ -158,72 +167,6 @@ class MultipleFileField(forms.FileField):
         if isinstance(data, list | tuple):
             return [single(item, initial) for item in data]
         return [single(data, initial)]
-
-
-class BundleUnreadable(ValueError):
-    """Uploaded files that cannot be read as a bundle of skill files; ``problems`` says which and why."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
-
-
-def read_bundle(uploads: list[UploadedFile]) -> tuple[dict[str, str], list[str]]:
-    """The skill files among ``uploads`` (``.md`` files, and the ``.md`` members of ``.zip`` files).
-
-    Returns (filename → source, names of skipped zip members). Raises:
-        BundleUnreadable: a file is not .md/.zip, not UTF-8, a broken zip, a name used twice, or too much.
-    """
-    files: dict[str, str] = {}
-    skipped: list[str] = []
-    problems: list[str] = []
-    total = 0
-
-    def add(name: str, data: bytes) -> None:
-        nonlocal total
-        total += len(data)
-        if name in files:
-            problems.append(f"{name}: the bundle contains this file name twice")
-            return
-        try:
-            files[name] = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append(f"{name}: not UTF-8 text (byte {exc.start})")
-
-    for upload in uploads:
-        name = upload.name or "upload"
-        suffix = PurePosixPath(name).suffix.lower()
-        if suffix == ".md":
-            add(name, upload.read())
-        elif suffix == ".zip":
-            try:
-                with zipfile.ZipFile(upload) as archive:
-                    members = [m for m in archive.infolist() if not m.is_dir()]
-                    if sum(m.file_size for m in members) + total > MAX_IMPORT_BYTES:
-                        raise BundleUnreadable([f"{name}: more than {MAX_IMPORT_BYTES} bytes uncompressed"])
-                    for member in members:
-                        path = PurePosixPath(member.filename)
-                        if (
-                            path.suffix.lower() != ".md"
-                            or path.name.startswith(".")
-                            or "__MACOSX" in path.parts
-                        ):
-                            skipped.append(f"{name}/{member.filename}")
-                            continue
-                        add(member.filename, archive.read(member))
-            except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
-                problems.append(f"{name}: not a readable zip file ({exc})")
-        else:
-            problems.append(f"{name}: only .md files and .zip archives of them can be imported")
-        if total > MAX_IMPORT_BYTES:
-            raise BundleUnreadable([f"the upload is larger than {MAX_IMPORT_BYTES} bytes"])
-    if len(files) > MAX_IMPORT_FILES:
-        problems.append(f"{len(files)} files; at most {MAX_IMPORT_FILES} can be imported at once")
-    if not files and not problems:
-        problems.append("no .md files found in the upload")
-    if problems:
-        raise BundleUnreadable(problems)
-    return files, skipped
 
 
 class SkillImportForm(forms.Form):
@@ -287,6 +230,19 @@ class AgentForm(forms.ModelForm):
         widget=monospace(12),
         help_text="Optional JSON Schema (draft 2020-12) every shared-state change must satisfy.",
     )
+    webhook_url = forms.URLField(
+        required=False,
+        max_length=2000,
+        assume_scheme="https",
+        help_text="Optional URL told about every finished run.",
+    )
+    output_schema = PrettyJSONField(
+        required=False,
+        widget=monospace(12),
+        help_text="Optional JSON Schema (draft 2020-12) of an object: runs then answer with such an object "
+        "(streamed as the final_result tool call, validated) instead of text, and the capabilities "
+        "document declares output.structuredOutput.",
+    )
 
     class Meta:
         model = Agent
@@ -306,19 +262,16 @@ class AgentForm(forms.ModelForm):
             ) from exc
 
     def clean_state_schema(self) -> dict[str, Any] | None:
-        value = self.cleaned_data.get("state_schema")
-        if value is None or value == {}:
-            return None
-        if not isinstance(value, dict):
-            raise ValidationError("A state schema must be a JSON object (a JSON Schema).", code="not_object")
         try:
-            jsonschema.Draft202012Validator.check_schema(value)
-        except jsonschema.SchemaError as exc:
-            where = "/" + "/".join(str(part) for part in exc.absolute_path)
-            raise ValidationError(
-                f"Not a valid JSON Schema (draft 2020-12) at '{where}': {exc.message}", code="invalid_schema"
-            ) from exc
-        return value
+            return check_state_schema(self.cleaned_data.get("state_schema"))
+        except SchemaInvalid as exc:
+            raise ValidationError(str(exc), code="invalid_schema") from exc
+
+    def clean_output_schema(self) -> dict[str, Any] | None:
+        try:
+            return check_output_schema(self.cleaned_data.get("output_schema"))
+        except SchemaInvalid as exc:
+            raise ValidationError(str(exc), code="invalid_schema") from exc
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -330,4 +283,36 @@ class AgentForm(forms.ModelForm):
             )
             if taken.exists():
                 self.add_error("slug", f"Tenant {self.instance.tenant} already has an agent {slug!r}.")
+        declared = cleaned.get("declared_capabilities")
+        if declared and "output_schema" not in self.errors and cleaned.get("model"):
+            facts = RuntimeFacts.of(model=cleaned["model"], output_schema=cleaned.get("output_schema"))
+            try:
+                validate_declared(declared, facts)
+            except DeclaredCapabilitiesInvalid as exc:
+                self.add_error(
+                    "declared_capabilities",
+                    ValidationError(
+                        [f"{error.path}: {error.message}" for error in exc.errors], code="cannot_honour"
+                    ),
+                )
         return cleaned
+
+
+class AgentSkillFormSet(SameTenantInlineFormSet):
+    """The agent's skills: of its tenant, and no two exposing one tool name (pydantic-ai would refuse
+    every run of the agent). The error names both skills and the tool, above the inline."""
+
+    def clean(self) -> None:
+        super().clean()
+        if any(form.errors for form in self.forms):
+            return
+        chosen = [
+            form.cleaned_data["skill"]
+            for form in self.forms
+            if form.cleaned_data.get("skill") is not None and not form.cleaned_data.get("DELETE")
+        ]
+        conflicts = tool_conflicts(
+            {skill.skill_id: list(skill.tools) for skill in chosen}, agent=self.instance.slug or None
+        )
+        if conflicts:
+            raise ValidationError([str(conflict) for conflict in conflicts], code="tool_conflict")

@@ -1,8 +1,11 @@
-"""Assembly of the pydantic-ai agent for one run, from the agent's enabled skills.
+"""Assembly of the pydantic-ai agent for one run, from the skills the agent offers now.
 
 Each skill becomes a ``Capability`` (its id, description, instructions, registry tools and model
 settings); deferred ones appear in the catalog and load on demand. Built fresh per run (capability
-objects are not shareable across runs), from rows the caller loaded with the agent.
+objects are not shareable across runs), from rows the caller loaded with the agent. A skill that
+cannot be assembled is left out of the run with the reason (``RunAgentPlan.skipped``), never failing
+it: ``capabilities.availability`` decides from the stored rows, and building each capability on its
+own catches the rest. An agent with an output schema answers with a JSON object validated against it.
 """
 
 from __future__ import annotations
@@ -14,15 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema
 from pydantic_ai import Agent as PydanticAgent
-from pydantic_ai import DeferredToolRequests, Tool
+from pydantic_ai import DeferredToolRequests, ModelRetry, RunContext, StructuredDict, Tool
 from pydantic_ai.capabilities import Capability
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
-from capabilities.llm import ModelUnavailable, resolve_model, unavailable_model
+from capabilities.availability import SkippedSkill, offer
+from capabilities.llm import ModelUnavailable, model_reports_reasoning, resolve_model, unavailable_model
 from capabilities.models import Agent, AgentSkill
 from capabilities.runtime import ToolDeps
+from capabilities.schemas import OUTPUT_NAME, output_validator_for
 from capabilities.tools.registry import DEFAULT_TOOL_RETRIES, RegisteredTool, registry
 
 logger = logging.getLogger(__name__)
@@ -55,14 +61,8 @@ class RunAgentPlan:
     max_execution_seconds: int
     state_schema: dict[str, Any] | None
     skill_versions: dict[str, int | None] = field(default_factory=dict)
-
-
-def enabled_agent_skills(agent: Agent) -> list[AgentSkill]:
-    """The agent's enabled skills, in id order (uses a prefetch when there is one)."""
-    return sorted(
-        (link for link in agent.agent_skills.all() if link.skill.enabled),
-        key=lambda link: link.skill.skill_id,
-    )
+    skipped: list[SkippedSkill] = field(default_factory=list)  # left out of this run, with the reason
+    reasoning: bool = False  # the model reports reasoning: its REASONING_* events are declared
 
 
 def run_tool(registered: RegisteredTool, *, requires_approval: bool | None = None) -> Tool[Any]:
@@ -78,12 +78,14 @@ def run_tool(registered: RegisteredTool, *, requires_approval: bool | None = Non
     return tool
 
 
-def skill_tools(names: list[str], requires_approval: list[str], *, skill_id: str) -> list[Tool[Any]]:
+def skill_tools(names: list[str], requires_approval: list[str]) -> list[Tool[Any]]:
+    """Run tools for a skill's names (``availability.offer`` already checked they are registered).
+
+    Raises:
+        KeyError: a name is not registered (a tool unregistered since the offer was made).
+    """
     tools: list[Tool[Any]] = []
     for name in names:
-        if name not in registry:
-            logger.warning("skill %s names unregistered tool %s; it is left out", skill_id, name)
-            continue
         registered = registry.get(name)
         tools.append(
             run_tool(registered, requires_approval=registered.requires_approval or name in requires_approval)
@@ -97,16 +99,45 @@ def build_capability(link: AgentSkill) -> SkillCapability:
         id=skill.skill_id,
         description=skill.description,
         instructions=skill.instructions or None,
-        tools=skill_tools(list(skill.tools), list(skill.requires_approval), skill_id=skill.skill_id),
+        tools=skill_tools(list(skill.tools), list(skill.requires_approval)),
         defer_loading=skill.defer_loading and not link.always_on,
         model_settings=dict(skill.model_settings or {}),
     )
 
 
+def build_capabilities(links: list[AgentSkill]) -> tuple[list[SkillCapability], list[SkippedSkill]]:
+    """Each skill's capability, built on its own: one that raises is left out with the reason."""
+    capabilities: list[SkillCapability] = []
+    skipped: list[SkippedSkill] = []
+    for link in links:
+        try:
+            capabilities.append(build_capability(link))
+        except Exception as exc:
+            logger.exception("skill %s could not be assembled", link.skill.skill_id)
+            skipped.append(
+                SkippedSkill(
+                    link.skill.skill_id, "the skill could not be assembled", f"{type(exc).__name__}: {exc}"
+                )
+            )
+    return capabilities, skipped
+
+
+def output_type(agent: Agent) -> list[Any]:
+    """Text, or the agent's output schema as a structured object; approvals and frontend tools
+    (``DeferredToolRequests``) end a run either way."""
+    if not agent.output_schema:
+        return [str, DeferredToolRequests]
+    return [StructuredDict(copy.deepcopy(agent.output_schema), name=OUTPUT_NAME), DeferredToolRequests]
+
+
 def assemble(agent: Agent) -> RunAgentPlan:
-    """The pydantic-ai agent for one run of ``agent``. Never raises for an unusable model: the
-    plan carries a model that fails in-stream, with the reason."""
-    links = enabled_agent_skills(agent)
+    """The pydantic-ai agent for one run of ``agent``. Never raises for an unusable model (the plan
+    carries a model that fails in-stream, with the reason) nor for a skill that cannot be assembled
+    (it is left out, in ``skipped``)."""
+    offered = offer(agent)
+    capabilities, failed = build_capabilities(offered.links)
+    included = {capability.id for capability in capabilities}
+    links = [link for link in offered.links if link.skill.skill_id in included]
     try:
         model: Model = resolve_model(agent.model)
         unavailable = None
@@ -116,10 +147,10 @@ def assemble(agent: Agent) -> RunAgentPlan:
     pydantic_agent = PydanticAgent(
         model,
         deps_type=ToolDeps,
-        output_type=[str, DeferredToolRequests],
+        output_type=output_type(agent),
         instructions=agent.instructions or None,
         tools=[run_tool(t) for t in registry.always_on()],
-        capabilities=[build_capability(link) for link in links],
+        capabilities=capabilities,
         model_settings=ModelSettings(parallel_tool_calls=agent.parallel_tool_calls),
         # Unknown tool names and load_capability get the registry tools' budget, not pydantic-ai's
         # default of 1: a thread whose loaded skill was disabled may call its tool more than once
@@ -127,6 +158,23 @@ def assemble(agent: Agent) -> RunAgentPlan:
         retries={"tools": DEFAULT_TOOL_RETRIES},
         name=agent.slug,
     )
+    if agent.output_schema:
+        validate_output = output_validator_for(agent.output_schema)
+
+        @pydantic_agent.output_validator
+        def check_output(ctx: RunContext[ToolDeps], output: Any) -> Any:
+            # StructuredDict only checks "a JSON object": the schema itself is checked here, and a
+            # violation goes back to the model to correct (pydantic-ai's output retries).
+            if isinstance(output, dict):
+                try:
+                    validate_output(output)
+                except jsonschema.ValidationError as exc:
+                    where = "/" + "/".join(str(p) for p in exc.absolute_path)
+                    raise ModelRetry(
+                        f"The output does not match the output schema at {where!r}: {exc.message}"
+                    ) from exc
+            return output
+
     return RunAgentPlan(
         agent=pydantic_agent,
         model=model,
@@ -135,4 +183,6 @@ def assemble(agent: Agent) -> RunAgentPlan:
         max_execution_seconds=agent.max_execution_seconds,
         state_schema=agent.state_schema,
         skill_versions={link.skill.skill_id: link.skill.current_version_id for link in links},
+        skipped=[*offered.skipped, *failed],
+        reasoning=model_reports_reasoning(agent.model),
     )

@@ -6,7 +6,9 @@
 ``"delay_ms"`` (≤ 30000) to wait before answering. Past the last step it says "Script complete."
 
 *Router* otherwise: it loads the deferred capability that best matches the user's words, calls
-that capability's tools whose arguments it can fill from the text, then answers in words.
+that capability's tools whose arguments it can fill from the text, then answers in words — or, for
+an agent with an output schema (no text answers), with an object of that schema whose strings
+carry the answer.
 """
 
 from __future__ import annotations
@@ -289,8 +291,36 @@ async def route(
             name, args = calls[0]
             yield {0: tool_call(name, args)}
             return
+    if not info.allow_text_output and info.output_tools:
+        output = info.output_tools[0]
+        yield {
+            0: tool_call(output.name, structured_answer(output.parameters_json_schema, answer(turn, chosen)))
+        }
+        return
     async for chunk in say(answer(turn, chosen)):
         yield chunk
+
+
+def structured_answer(schema: dict[str, Any], text: str) -> dict[str, Any]:
+    """An object for ``schema``: each required property filled by its type (strings get ``text``)."""
+    empty: dict[str, Any] = {
+        "integer": 0,
+        "number": 0,
+        "boolean": False,
+        "array": [],
+        "object": {},
+        "null": None,
+    }
+    values: dict[str, Any] = {}
+    for name in schema.get("required", []):
+        prop = schema.get("properties", {}).get(name, {})
+        if prop.get("enum"):
+            values[name] = prop["enum"][0]
+        elif prop.get("type", "string") == "string":
+            values[name] = text
+        else:
+            values[name] = empty.get(prop.get("type"), text)
+    return values
 
 
 def answer(turn: Turn, chosen: str | None) -> str:

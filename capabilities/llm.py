@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 
 from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models import Model, infer_model
+from pydantic_ai.models import Model, infer_model, infer_model_profile
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
 from capabilities.demo_model import build_demo_model
@@ -45,3 +46,19 @@ def unavailable_model(reason: str) -> Model:
         yield ""  # pragma: no cover  (makes this an async generator)
 
     return FunctionModel(stream_function=fail, model_name="unavailable")
+
+
+@functools.lru_cache(maxsize=256)
+def model_reports_reasoning(model_id: str) -> bool:
+    """Whether the model reasons (its profile says it supports thinking), read without credentials.
+
+    ``demo`` and unknown ids do not. Such a model's runs carry reasoning events, so its agents
+    declare ``reasoning``; for the others, no ``REASONING_*`` event is streamed.
+    """
+    if model_id == DEMO:
+        return False
+    try:
+        profile = infer_model_profile(model_id)
+    except Exception:  # an id pydantic-ai cannot even parse: it cannot run either
+        return False
+    return bool(profile.get("supports_thinking") or profile.get("thinking_always_enabled"))

@@ -21,6 +21,11 @@ def default_max_execution_seconds() -> int:
     return settings.AGUI_DEFAULT_MAX_EXECUTION_SECONDS
 
 
+class OnDisconnect(models.TextChoices):
+    CANCEL = "cancel"
+    CONTINUE = "continue"
+
+
 class Agent(models.Model):
     """An agent a tenant serves at ``/api/v1/agents/{slug}``."""
 
@@ -43,6 +48,12 @@ class Agent(models.Model):
     state_schema = models.JSONField(
         null=True, blank=True, help_text="Optional JSON Schema every shared-state change must satisfy."
     )
+    output_schema = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Optional JSON Schema (an object) of the agent's answer: runs then end with a "
+        "structured object (the final_result tool call) validated against it, instead of text.",
+    )
     max_iterations = models.PositiveIntegerField(
         default=default_max_iterations, help_text="Model requests allowed per run."
     )
@@ -50,6 +61,15 @@ class Agent(models.Model):
         default=default_max_execution_seconds, help_text="Wall-clock seconds allowed per run."
     )
     parallel_tool_calls = models.BooleanField(default=True)
+    webhook_url = models.URLField(
+        max_length=2000, blank=True, help_text="Optional URL told about every finished run."
+    )
+    on_disconnect = models.CharField(
+        max_length=16,
+        choices=OnDisconnect.choices,
+        default=OnDisconnect.CANCEL,
+        help_text="What a run does when its client goes away, unless the run input says otherwise.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -61,6 +81,15 @@ class Agent(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    # Read from ``agent_skills`` (prefetched by ``selectors.agent_for_tenant``), in skill id order.
+    @property
+    def skill_ids(self) -> list[str]:
+        return sorted(link.skill.skill_id for link in self.agent_skills.all())
+
+    @property
+    def always_on_ids(self) -> list[str]:
+        return sorted(link.skill.skill_id for link in self.agent_skills.all() if link.always_on)
 
 
 class Skill(models.Model):

@@ -3,6 +3,10 @@
 Embedded defaults (SQLite in WAL mode, the in-memory channel layer) let one command run the
 whole service on a fresh machine. Production sets DATABASE_URL (PostgreSQL), REDIS_URL and
 SECRET_KEY. Every app setting is prefixed ``AGUI_`` and has its default here.
+
+A git-ignored ``.env`` next to ``manage.py`` (or the file ``AGUI_ENV_FILE`` names) is read first,
+with python-dotenv: ``scripts/serve.sh`` writes the checkout's ``SECRET_KEY`` there, so every
+``manage.py`` command works without exporting anything. Variables already set win over the file.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import load_dotenv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+load_dotenv(os.environ.get("AGUI_ENV_FILE") or BASE_DIR / ".env", override=False)
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -183,7 +189,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["agui_app.transports.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "agui_app.transports.permissions.ScopeRequired",
+        "agui_app.transports.http.permissions.ScopeRequired",
     ],
     "DEFAULT_THROTTLE_CLASSES": ["agui_app.transports.http.throttling.CredentialRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -261,6 +267,11 @@ AGUI_DEFAULT_MAX_EXECUTION_SECONDS = env_int("AGUI_DEFAULT_MAX_EXECUTION_SECONDS
 AGUI_STATE_MAX_BYTES = env_int("AGUI_STATE_MAX_BYTES", 4 * 1024 * 1024)
 AGUI_STATE_IN_PROMPT_CHARS = env_int("AGUI_STATE_IN_PROMPT_CHARS", 8000)
 AGUI_SKILL_MAX_BODY_CHARS = env_int("AGUI_SKILL_MAX_BODY_CHARS", 20000)
+AGUI_SKILL_MAX_SOURCE_CHARS = env_int("AGUI_SKILL_MAX_SOURCE_CHARS", 64 * 1024)  # a whole skill file
+AGUI_SKILL_IMPORT_MAX_FILES = env_int("AGUI_SKILL_IMPORT_MAX_FILES", 500)
+AGUI_SKILL_IMPORT_MAX_BYTES = env_int("AGUI_SKILL_IMPORT_MAX_BYTES", 10 * 1024 * 1024)  # uncompressed
+AGUI_REGISTRY_MAX_BODY_BYTES = env_int("AGUI_REGISTRY_MAX_BODY_BYTES", 1024 * 1024)  # agent/skill JSON
+AGUI_SCHEMA_MAX_BYTES = env_int("AGUI_SCHEMA_MAX_BYTES", 64 * 1024)  # state and output JSON Schemas
 AGUI_WEBSOCKET_ENABLED = env_bool("AGUI_WEBSOCKET_ENABLED", True)
 AGUI_WS_MAX_FRAME_BYTES = env_int("AGUI_WS_MAX_FRAME_BYTES", 1024 * 1024)
 AGUI_WS_AUTH_TIMEOUT_SECONDS = env_float("AGUI_WS_AUTH_TIMEOUT_SECONDS", 10.0)

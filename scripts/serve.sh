@@ -14,26 +14,39 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 
-# A stable secret for this checkout (DEBUG stays off), kept out of git.
-if [ -z "${SECRET_KEY:-}" ]; then
-  [ -f .secret_key ] || .venv/bin/python -c "import secrets; print(secrets.token_urlsafe(50))" > .secret_key
-  export SECRET_KEY="$(cat .secret_key)"
+# A stable secret for this checkout (DEBUG stays off), in the git-ignored .env that settings read
+# (python-dotenv), so every later `manage.py` command works without exporting anything. A secret
+# from an older checkout's .secret_key is kept.
+if ! grep -qs '^SECRET_KEY=' .env; then
+  if [ -s .secret_key ]; then SECRET="$(cat .secret_key)"; else
+    SECRET="$(.venv/bin/python -c "import secrets; print(secrets.token_urlsafe(50))")"; fi
+  (umask 077; printf 'SECRET_KEY=%s\n' "$SECRET" >> .env)
 fi
 export ALLOWED_HOSTS="${ALLOWED_HOSTS:-127.0.0.1,localhost}"
 
 .venv/bin/python manage.py migrate --no-input -v 0
+# seed_demo creates only what is missing (an edited skill stays as edited) and prints a key only
+# when it makes one: the first start, or with AGUI_DEMO_API_KEY.
 KEY="$(.venv/bin/python manage.py seed_demo)"
+if [ -n "$KEY" ]; then
+  KEY_INFO="Demo API key (shown once; stored hashed):
+    ${KEY}"
+  SHOWN_KEY="$KEY"
+else
+  KEY_INFO="The demo API key was shown when it was made (see above for its prefix). A new one:
+    .venv/bin/python manage.py create_api_key demo"
+  SHOWN_KEY='<your demo key>'
+fi
 
 cat <<INFO
 
 AG-UI Hub is starting on http://127.0.0.1:${PORT}
 
-  Demo API key (shown once; run scripts/serve.sh again for a new one):
-    ${KEY}
+  ${KEY_INFO}
 
   Stream a run:
     curl -N http://127.0.0.1:${PORT}/api/v1/agents/assistant \\
-      -H 'Authorization: Bearer ${KEY}' -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \\
+      -H 'Authorization: Bearer ${SHOWN_KEY}' -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \\
       -d '{"threadId":"hello","runId":"run-1","state":{},"messages":[{"id":"m-1","role":"user","content":"What is the weather in Paris?"}],"tools":[],"context":[],"forwardedProps":{}}'
 
   API docs: http://127.0.0.1:${PORT}/api/docs   Admin: http://127.0.0.1:${PORT}/admin/ (manage.py createsuperuser)

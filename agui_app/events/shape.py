@@ -9,7 +9,7 @@ a run's per-token events would otherwise be serialized again for every follower.
 
 Every event the server itself creates (rather than pydantic-ai's adapter) is built by one of the
 typed constructors below: ``run_started``, ``run_error``, ``run_finished``, ``messages_snapshot``,
-``state_snapshot``, ``state_change`` and the ``connect_run`` of ``connect``.
+``state_snapshot``, ``state_change``, ``capability_skipped`` and the ``connect_run`` of ``connect``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 from ag_ui.core import (
     BaseEvent,
+    CustomEvent,
     Interrupt,
     Message,
     MessagesSnapshotEvent,
@@ -37,6 +38,8 @@ from ag_ui.core import (
 )
 
 TERMINAL_TYPES = frozenset({"RUN_FINISHED", "RUN_ERROR"})
+# Our CUSTOM events are namespaced, so they never collide with pydantic-ai's or a client's names.
+CAPABILITY_SKIPPED = "agui.capability_skipped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,12 @@ def run_finished(
     elif protocol_1_0:
         outcome = RunFinishedSuccessOutcome()
     return encode(RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=outcome))
+
+
+def capability_skipped(*, capability_id: str, reason: str) -> PendingEvent:
+    """``CUSTOM agui.capability_skipped {"id", "reason"}``: a skill of the agent this run leaves out
+    (the run goes on without it). ``reason`` names only the tenant's own configuration."""
+    return encode(CustomEvent(name=CAPABILITY_SKIPPED, value={"id": capability_id, "reason": reason}))
 
 
 def messages_snapshot(messages: Sequence[Message]) -> PendingEvent:

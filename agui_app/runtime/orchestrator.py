@@ -2,8 +2,10 @@
 
 pydantic-ai's ``AGUIAdapter`` produces the events (history from our ORM ``ConversationStore``,
 server-managed); this loop logs each one through the run's ``RunEventWriter`` before any client
-sees it, adds the ``STATE_SNAPSHOT`` right after ``RUN_STARTED``, notes the message ids the
-stream uses, and closes the run in the same transaction as its terminal event.
+sees it, adds the ``STATE_SNAPSHOT`` right after ``RUN_STARTED`` (then a ``CUSTOM
+agui.capability_skipped`` per skill the run leaves out), notes the message ids the stream uses, and
+closes the run in the same transaction as its terminal event. An agent whose model does not reason
+streams no ``REASONING_*`` event (see ``capabilities.declarations``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pydantic_ai.usage import UsageLimits
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
-from agui_app.events.shape import PendingEvent, encode, messages_snapshot, run_started
+from agui_app.events.shape import PendingEvent, capability_skipped, encode, messages_snapshot, run_started
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, run_input_without_state
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
@@ -30,11 +32,15 @@ from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.messages import StreamIds
 from agui_app.services.runs import Admission, run_complete
 from capabilities.assembly import assemble
+from capabilities.availability import SkippedSkill
 from capabilities.models import Agent
 from capabilities.runtime import ToolDeps
 
 logger = logging.getLogger(__name__)
 CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
+# pydantic-ai also emits REASONING_ENCRYPTED_VALUE for models that do not reason: its continuity
+# claims for client-built histories (tool kinds, outcomes), which a server-managed history never reads.
+REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONING", "THINKING")))
 
 
 async def start_run(
@@ -86,6 +92,8 @@ class RunExecution:
         self.stream_ids = StreamIds()
         self.saved_entry_ids: list[str] = []
         self.skill_versions: dict[str, int | None] = {}
+        self.skipped: list[SkippedSkill] = []
+        self.reasoning = True
         self.started = False
         self.meter = UsageMeter()
 
@@ -116,6 +124,23 @@ class RunExecution:
     async def events(self) -> Any:
         plan = await in_db_thread(assemble)(self.agent)
         self.skill_versions = plan.skill_versions
+        self.skipped = plan.skipped
+        self.reasoning = plan.reasoning
+        for skipped in plan.skipped:
+            logger.warning(
+                "run %s: skill %r left out (tenant %r, agent %r): %s",
+                self.run.run_id,
+                skipped.skill_id,
+                self.tenant.slug,
+                self.agent.slug,
+                skipped.explanation,
+                extra={
+                    "tenant": self.tenant.slug,
+                    "agent": self.agent.slug,
+                    "skill": skipped.skill_id,
+                    "reason": skipped.explanation,
+                },
+            )
         adapter = HubAGUIAdapter(
             agent=plan.agent,
             run_input=run_input_without_state(self.run_input),
@@ -149,7 +174,13 @@ class RunExecution:
         if event.type == EventType.RUN_STARTED:
             await self.writer.add(encode(event))
             await self.gateway.log_snapshot()
+            for skipped in self.skipped:
+                await self.writer.add(
+                    capability_skipped(capability_id=skipped.skill_id, reason=skipped.reason)
+                )
             self.started = True
+            return
+        if not self.reasoning and event.type in REASONING_TYPES:
             return
         if isinstance(event, CustomEvent) and event.name == CONVERSATION_SAVED:
             # pydantic-ai's bookkeeping (internal ids); we record the stream's ids on those entries instead.

@@ -13,6 +13,7 @@ from agui_app.conversation_store import STORE, history_rows
 from agui_app.models import Event, Thread
 from agui_app.selectors.messages import messages_of
 from agui_app.selectors.runs import active_run
+from capabilities.llm import model_reports_reasoning
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,17 @@ def connect_snapshot(thread_pk: Any) -> ConnectSnapshot | None:
         if connection.vendor == "postgresql":  # one snapshot for every read below
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        thread = Thread.objects.select_related("tenant").filter(pk=thread_pk).first()
+        thread = Thread.objects.select_related("tenant", "agent").filter(pk=thread_pk).first()
         if thread is None:
             return None
         record = STORE.read_record_sync(thread.conversation_id)
         in_scope = record is not None and record.scope == thread.tenant.conversation_scope
-        messages = messages_of(history_rows(record.head_id)) if in_scope and record is not None else []
+        reasoning = model_reports_reasoning(thread.agent.model)
+        messages = (
+            messages_of(history_rows(record.head_id), reasoning=reasoning)
+            if in_scope and record is not None
+            else []
+        )
         approvals = (
             record.deferred_tool_requests.approvals
             if in_scope and record and record.deferred_tool_requests

@@ -17,9 +17,10 @@ from pydantic_ai.ui.ag_ui import AGUIAdapter
 
 from agui_app.conversation_store import STORE, history_rows, load_message
 from agui_app.models import ConversationEntry, Thread
+from capabilities.llm import model_reports_reasoning
 
 
-def dump(message: ModelMessage) -> list[Message]:
+def dump(message: ModelMessage, *, reasoning: bool = True) -> list[Message]:
     """``dump_messages`` of one message, shaped like what a client following the stream holds:
 
     - an assistant message that only calls tools has ``content: ""`` (the stream opens it as an
@@ -27,7 +28,9 @@ def dump(message: ModelMessage) -> list[Message]:
     - tool-call arguments are the model's raw JSON string, as ``TOOL_CALL_ARGS`` streamed it
       (``dump_messages`` re-serializes it compactly);
     - a tool result carries ``encryptedValue`` only when its outcome is not a plain success, as
-      only then does the stream send one (``REASONING_ENCRYPTED_VALUE`` for the message).
+      only then does the stream send one (``REASONING_ENCRYPTED_VALUE`` for the message);
+    - with ``reasoning`` off (the agent's model does not reason, so its stream carries no
+      ``REASONING_*`` event), no message or tool call carries an ``encryptedValue``.
     """
     dumped = AGUIAdapter.dump_messages([message])
     raw_args = {
@@ -46,12 +49,17 @@ def dump(message: ModelMessage) -> list[Message]:
             isinstance(item, ToolMessage) and item.encrypted_value and '"outcome"' not in item.encrypted_value
         ):
             item.encrypted_value = None
+        if not reasoning:
+            if getattr(item, "encrypted_value", None) is not None:
+                item.encrypted_value = None
+            for call in getattr(item, "tool_calls", None) or []:
+                call.encrypted_value = None
     return dumped
 
 
-def entry_messages(entry: ConversationEntry) -> list[Message]:
+def entry_messages(entry: ConversationEntry, *, reasoning: bool = True) -> list[Message]:
     """The AG-UI messages of one stored entry, with its recorded (or derived, stable) ids."""
-    dumped = dump(load_message(entry.message))
+    dumped = dump(load_message(entry.message), reasoning=reasoning)
     recorded = entry.ui_message_ids or []
     for index, message in enumerate(dumped):
         if index < len(recorded) and recorded[index]:
@@ -61,8 +69,8 @@ def entry_messages(entry: ConversationEntry) -> list[Message]:
     return dumped
 
 
-def messages_of(entries: Iterable[ConversationEntry]) -> list[Message]:
-    return [message for entry in entries for message in entry_messages(entry)]
+def messages_of(entries: Iterable[ConversationEntry], *, reasoning: bool = True) -> list[Message]:
+    return [message for entry in entries for message in entry_messages(entry, reasoning=reasoning)]
 
 
 def messages_json(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -78,4 +86,4 @@ def thread_messages(thread: Thread) -> list[Message]:
     record = STORE.read_record_sync(thread.conversation_id)
     if record is None or record.scope != thread.tenant.conversation_scope:
         return []
-    return messages_of(history_rows(record.head_id))
+    return messages_of(history_rows(record.head_id), reasoning=model_reports_reasoning(thread.agent.model))

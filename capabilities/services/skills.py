@@ -1,7 +1,11 @@
-"""Skill writes: save (parse, validate, version), import a bundle all-or-nothing, export, restore.
+"""Skill writes: save (parse, validate, version), import a bundle all-or-nothing, export, restore,
+delete — and the dry run of a save (``skill_check``).
 
 A skill's source is its truth; every change of source adds an immutable ``SkillVersion`` and
-saving the same source again adds nothing, so export-then-import is a no-op.
+saving the same source again adds nothing, so export-then-import is a no-op. Every write is refused
+(``SkillRejected``, nothing saved) when the source does not parse, or when it would give an agent two
+tools of one name (``capabilities.conflicts``): the admin forms, ``import_skills`` and the API all
+come through here.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from capabilities.conflicts import ToolConflict, builtin_names, conflicts_if_skills_change
 from capabilities.models import Agent, AgentSkill, Skill, SkillVersion
 from capabilities.skills import (
     SkillBundleError,
@@ -21,6 +26,7 @@ from capabilities.skills import (
     SkillSpec,
     parse_skill,
     parse_skill_files,
+    skill_lines,
     source_sha256,
 )
 from capabilities.tools.registry import registry
@@ -41,13 +47,72 @@ class SavedSkill:
 
 
 def parse(source: str) -> SkillSpec:
-    """Raises SkillRejected."""
+    """The skill a source declares, by the rules of every write path: the parser's, a size limit, and
+    no built-in tool (``update_state`` …) listed again.
+
+    Raises:
+        SkillRejected: one error, with line and field when known.
+    """
+    if len(source) > settings.AGUI_SKILL_MAX_SOURCE_CHARS:
+        message = (
+            f"the file is {len(source)} characters long; the limit is {settings.AGUI_SKILL_MAX_SOURCE_CHARS}"
+        )
+        raise SkillRejected([SkillParseError(message)])
     try:
-        return parse_skill(
+        spec = parse_skill(
             source, known_tools=registry.names(), max_body_chars=settings.AGUI_SKILL_MAX_BODY_CHARS
         )
     except SkillParseError as exc:
         raise SkillRejected([exc]) from exc
+    builtins = builtin_names()
+    clash = next((ToolConflict(tool=t, skill=spec.id, other=None) for t in spec.tools if t in builtins), None)
+    if clash is not None:
+        raise SkillRejected([conflict_error(clash, source)])
+    return spec
+
+
+def conflict_error(conflict: ToolConflict, source: str, filename: str | None = None) -> SkillParseError:
+    """A conflict as an error on the ``tools`` entry (its line) of the file that brings the tool."""
+    lines = skill_lines(source)
+    try:
+        index: int | None = parse_skill(source).tools.index(conflict.tool)
+    except (SkillParseError, ValueError):
+        index = None
+    line = lines.get(("tools", index), lines.get(("tools",)))
+    return SkillParseError(str(conflict), field="tools", line=line, filename=filename)
+
+
+def refuse_conflicts(conflicts: list[ToolConflict], sources: Mapping[str, tuple[str | None, str]]) -> None:
+    """Raise SkillRejected for ``conflicts``; ``sources``: skill id → (filename, source) of the skills
+    being written (each conflict is reported on the changed skill's file).
+
+    Raises:
+        SkillRejected: when there is any conflict.
+    """
+    if not conflicts:
+        return
+    errors = []
+    for conflict in conflicts:
+        culprit = conflict.skill if conflict.skill in sources else conflict.other
+        filename, source = sources[culprit] if culprit in sources else (None, "")
+        errors.append(conflict_error(conflict, source, filename))
+    raise SkillRejected(errors)
+
+
+def skill_check(*, tenant_id: int, source: str, skill: Skill | None = None) -> SkillSpec:
+    """The dry run of ``skill_save``: every rule it applies, nothing written.
+
+    Raises:
+        SkillRejected: as ``skill_save`` would.
+    """
+    spec = parse(source)
+    if skill is not None and skill.pk is not None and spec.id != skill.skill_id:
+        raise SkillRejected(
+            [SkillParseError(f"cannot change from {skill.skill_id!r}: ids are stable", field="id")]
+        )
+    conflicts = conflicts_if_skills_change(tenant_id=tenant_id, tools={spec.id: spec.tools})
+    refuse_conflicts(conflicts, {spec.id: (None, source)})
+    return spec
 
 
 def skill_save(
@@ -80,6 +145,8 @@ def skill_save(
             )
         if existing is not None and existing.source == source:
             return SavedSkill(existing, changed=False)
+        conflicts = conflicts_if_skills_change(tenant_id=tenant_id, tools={spec.id: spec.tools})
+        refuse_conflicts(conflicts, {spec.id: (None, source)})
         target = existing or Skill(tenant_id=tenant_id, skill_id=spec.id)
         apply_spec(target, spec, source)
         target.save()
@@ -108,26 +175,43 @@ def apply_spec(skill: Skill, spec: SkillSpec, source: str) -> None:
 
 
 def skill_import_bundle(
-    *, tenant_id: int, files: Mapping[str, str], agent: Agent | None = None, user: Any = None
+    *,
+    tenant_id: int,
+    files: Mapping[str, str],
+    agent: Agent | None = None,
+    user: Any = None,
+    note: str = "imported",
 ) -> list[SavedSkill]:
-    """Validate every file, then import all of them (or none) and attach them to ``agent``.
+    """Validate every file, then import all of them (or none) and attach them to ``agent``. Each new
+    version's note is ``"<note> <filename>"``.
 
     Raises:
-        SkillRejected: listing every failing file, line and field, or a duplicate id across files.
+        SkillRejected: listing every failing file, line and field, a duplicate id across files, or a
+            tool-name conflict the bundle would create in any agent (``agent`` included).
     """
     try:
-        parse_skill_files(
+        specs = parse_skill_files(
             files, known_tools=registry.names(), max_body_chars=settings.AGUI_SKILL_MAX_BODY_CHARS
         )
     except SkillBundleError as exc:
         raise SkillRejected(exc.errors) from exc
+    errors: list[SkillParseError] = []
+    for name in sorted(files):
+        try:
+            parse(files[name])  # the service rules on top of the parser's (size, built-in tools)
+        except SkillRejected as exc:
+            errors += [_named(error, name) for error in exc.errors]
+    if errors:
+        raise SkillRejected(errors)
     saved: list[SavedSkill] = []
     with transaction.atomic():
+        conflicts = conflicts_if_skills_change(
+            tenant_id=tenant_id, tools={spec.id: spec.tools for spec in specs.values()}, attach_to=agent
+        )
+        refuse_conflicts(conflicts, {spec.id: (name, files[name]) for name, spec in specs.items()})
         for name in sorted(files):
             try:
-                result = skill_save(
-                    tenant_id=tenant_id, source=files[name], user=user, note=f"imported {name}"
-                )
+                result = skill_save(tenant_id=tenant_id, source=files[name], user=user, note=f"{note} {name}")
             except SkillRejected as exc:
                 for error in exc.errors:
                     error.filename = name
@@ -136,6 +220,17 @@ def skill_import_bundle(
             if agent is not None:
                 AgentSkill.objects.get_or_create(agent=agent, skill=result.skill)
     return saved
+
+
+def _named(error: SkillParseError, filename: str) -> SkillParseError:
+    error.filename = filename
+    return error
+
+
+def skill_delete(*, skill: Skill) -> None:
+    """Delete the skill and its versions; agents stop offering it, and threads that had loaded it keep
+    their history (their ``loadedCapabilities`` show it unavailable, like a disabled one)."""
+    skill.delete()
 
 
 def skill_export(*, tenant_id: int) -> dict[str, str]:

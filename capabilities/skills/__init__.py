@@ -5,11 +5,12 @@ rules and one set of messages: ``spec`` (the fields and their rules), ``parser``
 numbers), ``render`` (back to canonical Markdown).
 """
 
-from capabilities.skills.parser import parse_skill, parse_skill_files
+from capabilities.skills.parser import parse_skill, parse_skill_files, skill_lines
 from capabilities.skills.render import render_skill, source_sha256
 from capabilities.skills.spec import (
     FRONTMATTER_KEYS,
     MAX_DESCRIPTION_CHARS,
+    RESERVED_SKILL_IDS,
     SKILL_ID_PATTERN,
     TOOL_NAME_PATTERN,
     SkillBundleError,
@@ -20,6 +21,7 @@ from capabilities.skills.spec import (
 __all__ = [
     "FRONTMATTER_KEYS",
     "MAX_DESCRIPTION_CHARS",
+    "RESERVED_SKILL_IDS",
     "SKILL_ID_PATTERN",
     "TOOL_NAME_PATTERN",
     "SkillBundleError",
@@ -28,5 +30,6 @@ __all__ = [
     "parse_skill",
     "parse_skill_files",
     "render_skill",
+    "skill_lines",
     "source_sha256",
 ]

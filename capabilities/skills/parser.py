@@ -157,6 +157,16 @@ def parse_skill(
     return _parse(source, known_tools, max_body_chars)[0]
 
 
+def skill_lines(source: str) -> dict[KeyPath, int]:
+    """The 1-based line of each top-level key and of each entry directly under it (``("tools", 1)``)
+    in a source that parses, for errors found after parsing (e.g. a tool-name conflict); empty when
+    the frontmatter does not parse."""
+    try:
+        return _parse(source, None, None)[1]
+    except SkillParseError:
+        return {}
+
+
 def parse_skill_files(
     files: Mapping[str, str],
     *,

@@ -21,6 +21,8 @@ from pydantic_ai.settings import ModelSettings
 SKILL_ID_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
 TOOL_NAME_PATTERN = r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$"
 MAX_DESCRIPTION_CHARS = 300
+# Ids that would read as the registry API's own paths (``/api/v1/skills/validate`` …).
+RESERVED_SKILL_IDS = frozenset({"validate", "import", "export"})
 DELIMITER = "---"
 # The frontmatter keys, in the order render_skill writes them. The body becomes ``instructions``.
 FRONTMATTER_KEYS = ("id", "description", "tools", "defer_loading", "requires_approval", "model_settings")
@@ -149,6 +151,9 @@ class SkillSpec(BaseModel):
     def _check_id(cls, value: Any) -> str:
         if not re.fullmatch(SKILL_ID_PATTERN, _string(value)):
             raise ValueError(f"must match {SKILL_ID_PATTERN}, got {value!r}")
+        if value in RESERVED_SKILL_IDS:
+            reserved = ", ".join(sorted(RESERVED_SKILL_IDS))
+            raise ValueError(f"{value!r} is reserved (the ids {reserved} name API paths); choose another")
         return value
 
     @field_validator("description", mode="before")

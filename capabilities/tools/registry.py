@@ -1,12 +1,15 @@
 """The tool registry: Python callables that skills and agents reference by name.
 
 Tools are registered with ``@tool`` in the modules listed in ``AGUI_TOOL_MODULES``; a name is
-checked once, at registration. Tests use ``registry.override()`` so registrations never leak.
+checked once, at registration. A module that fails to import is recorded (``failed_modules``), not
+raised: the server starts, and only the skills naming its tools are left out of runs (see
+``capabilities.availability``). Tests use ``registry.override()`` so registrations never leak.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +22,7 @@ from django.core.exceptions import ImproperlyConfigured
 from pydantic_ai import Tool
 from pydantic_ai.tools import ToolDefinition
 
+logger = logging.getLogger(__name__)
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
 RESERVED_NAMES = frozenset({"load_capability"})
 DEFAULT_TOOL_RETRIES = 3
@@ -62,6 +66,7 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, RegisteredTool] = {}
         self._discovered = False
+        self.failed_modules: dict[str, str] = {}  # module → "ExceptionType: message"
         self.generation = 0  # bumped on every change, so caches keyed on it go stale
 
     def register(
@@ -116,18 +121,37 @@ class ToolRegistry:
         """Import every module of ``AGUI_TOOL_MODULES`` (once); their ``@tool``s register themselves."""
         if self._discovered:
             return
-        for module in settings.AGUI_TOOL_MODULES:
-            importlib.import_module(module)
+        self.discover(settings.AGUI_TOOL_MODULES)
         self._discovered = True
+
+    def discover(self, modules: list[str]) -> None:
+        """Import ``modules``. One that raises (a missing dependency, a name clash) is logged and kept in
+        ``failed_modules`` with the reason; the others still register."""
+        for module in modules:
+            try:
+                importlib.import_module(module)
+            except Exception as exc:
+                self.failed_modules[module] = f"{type(exc).__name__}: {exc}"
+                logger.exception("tool module %s failed to import; its tools are not registered", module)
+            else:
+                self.failed_modules.pop(module, None)
+        self.generation += 1
+
+    def missing_tool_detail(self) -> str:
+        """Why a tool may be missing: the modules that failed to import (for logs and admin, not clients)."""
+        if not self.failed_modules:
+            return "no module in AGUI_TOOL_MODULES registers it"
+        failed = "; ".join(f"{module} ({error})" for module, error in sorted(self.failed_modules.items()))
+        return f"these tool modules failed to import: {failed}"
 
     @contextmanager
     def override(self) -> Iterator[ToolRegistry]:
-        """Registrations made inside the block are undone when it exits (for tests)."""
-        saved = dict(self._tools)
+        """Registrations (and module failures) made inside the block are undone when it exits (for tests)."""
+        saved, failed = dict(self._tools), dict(self.failed_modules)
         try:
             yield self
         finally:
-            self._tools = saved
+            self._tools, self.failed_modules = saved, failed
             self.generation += 1
 
 

@@ -10,7 +10,7 @@ from ag_ui.core import AgentCapabilities
 from agui_app.models import LoadedCapability, Tenant
 from agui_app.services.threads import thread_create
 from agui_app.transports.ws.routing import websocket_router
-from capabilities.discovery import DeclaredCapabilitiesInvalid, validate_declared
+from capabilities.declarations import DeclaredCapabilitiesInvalid, validate_declared
 from capabilities.models import Agent, AgentSkill
 from capabilities.services.skills import skill_import_bundle
 

@@ -17,7 +17,6 @@ AGENT_URL = "/api/v1/agents/assistant/capabilities"
 BILLING = """---
 id: billing
 description: Use for invoices and payment questions.
-tools: [get_forecast]
 ---
 Look the invoice up first.
 """

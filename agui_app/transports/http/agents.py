@@ -1,4 +1,4 @@
-"""Agents: list, detail and the AG-UI capabilities document (per agent and per thread)."""
+"""The AG-UI capabilities document, per agent and per thread (the agents themselves: ``registry_agents``)."""
 
 from __future__ import annotations
 
@@ -8,23 +8,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agui_app.errors import not_found
-from agui_app.selectors.agents import agent_for, agents_for
+from agui_app.selectors.agents import agent_for
 from agui_app.selectors.threads import loaded_capabilities
 from agui_app.transports.http.threads import TenantAPIView
 from capabilities.discovery import capabilities_document, document_etag
-from capabilities.models import Agent
 
 CAPABILITIES_CACHE = "private, max-age=5"
-
-
-def agent_body(agent: Agent) -> dict[str, Any]:
-    return {
-        "slug": agent.slug,
-        "name": agent.name,
-        "description": agent.description,
-        "model": agent.model,
-        "url": f"/api/v1/agents/{agent.slug}",
-    }
 
 
 def capabilities_response(request: Request, document: dict[str, Any]) -> Response:
@@ -36,19 +25,6 @@ def capabilities_response(request: Request, document: dict[str, Any]) -> Respons
     response["ETag"] = etag
     response["Cache-Control"] = CAPABILITIES_CACHE
     return response
-
-
-class AgentListView(TenantAPIView):
-    def get(self, request: Request) -> Response:
-        return self.paginate(request, agents_for(self.principal(request)), agent_body)
-
-
-class AgentDetailView(TenantAPIView):
-    def get(self, request: Request, agent_slug: str) -> Response:
-        agent = agent_for(self.principal(request), agent_slug)
-        if agent is None:
-            raise not_found("Agent")
-        return Response(agent_body(agent))
 
 
 class AgentCapabilitiesView(TenantAPIView):

@@ -42,7 +42,7 @@ class JsonPatchParser(JSONParser):
 
 class TenantAPIView(APIView):
     """A view of what the request's principal reaches. ``required_scopes`` maps methods to the scope
-    each needs (see ``transports.permissions``: undeclared reads need ``threads:read``, writes ``admin``)."""
+    each needs (see ``transports.http.permissions``: undeclared reads need ``threads:read``, writes ``admin``)."""
 
     required_scopes: dict[str, Scope] = {}
 

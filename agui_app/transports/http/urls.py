@@ -3,7 +3,7 @@
 
 from django.urls import path
 
-from agui_app.transports.http import agents, events, tenant, threads, tokens
+from agui_app.transports.http import agents, events, registry_agents, registry_skills, tenant, threads, tokens
 
 urlpatterns = [
     path("tenant", tenant.TenantView.as_view(), name="tenant"),
@@ -11,12 +11,26 @@ urlpatterns = [
     path("tokens", tokens.TokenView.as_view(), name="tokens"),
     path("tokens/revoke", tokens.TokenRevokeView.as_view(), name="tokens-revoke"),
     path("usage", tenant.UsageView.as_view(), name="usage"),
-    path("agents", agents.AgentListView.as_view(), name="agent-list"),
-    path("agents/<slug:agent_slug>", agents.AgentDetailView.as_view(), name="agent"),
+    path("agents", registry_agents.AgentListView.as_view(), name="agent-list"),
+    path("agents/<slug:agent_slug>", registry_agents.AgentDetailView.as_view(), name="agent"),
     path(
         "agents/<slug:agent_slug>/capabilities",
         agents.AgentCapabilitiesView.as_view(),
         name="agent-capabilities",
+    ),
+    # The fixed paths first: "validate", "import" and "export" are reserved, never skill ids.
+    path("skills", registry_skills.SkillListView.as_view(), name="skill-list"),
+    path("skills/validate", registry_skills.SkillValidateView.as_view(), name="skill-validate"),
+    path("skills/import", registry_skills.SkillImportView.as_view(), name="skill-import"),
+    path("skills/export", registry_skills.SkillExportView.as_view(), name="skill-export"),
+    path("skills/<str:skill_id>", registry_skills.SkillDetailView.as_view(), name="skill"),
+    path(
+        "skills/<str:skill_id>/versions", registry_skills.SkillVersionsView.as_view(), name="skill-versions"
+    ),
+    path(
+        "skills/<str:skill_id>/versions/<int:number>/restore",
+        registry_skills.SkillRestoreView.as_view(),
+        name="skill-restore",
     ),
     path("threads", threads.ThreadListView.as_view(), name="thread-list"),
     path("threads/<str:thread_id>", threads.ThreadDetailView.as_view(), name="thread-detail"),

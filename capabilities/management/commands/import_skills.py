@@ -24,7 +24,10 @@ class Command(BaseCommand):
         if options["agent"]:
             agent = Agent.objects.filter(tenant=tenant, slug=options["agent"]).first()
             if agent is None:
-                raise CommandError(f"No agent {options['agent']!r} in tenant {tenant.slug!r}.")
+                raise CommandError(
+                    f"No agent {options['agent']!r} in tenant {tenant.slug!r}; create it with "
+                    f"`manage.py create_agent {tenant.slug} {options['agent']}`."
+                )
         directory = Path(options["directory"])
         if not directory.is_dir():
             raise CommandError(f"{directory} is not a directory.")

@@ -99,3 +99,13 @@ def test_create_api_key_makes_a_runtime_key_that_may_not_configure(owner_tenant:
     assert runtime.post("/api/v1/tokens", {"user": "alice"}, format="json").status_code == 201
     refused = runtime.patch("/api/v1/tenant", {"allowedOrigins": []}, format="json")
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "insufficient_scope"
+
+
+def test_a_runtime_key_reads_the_registry_but_only_an_admin_key_changes_it(owner_tenant: Tenant) -> None:
+    runtime = as_key(api_key_create(tenant=owner_tenant, scope=KeyScope.RUNTIME))
+    admin = as_key(api_key_create(tenant=owner_tenant, scope=KeyScope.ADMIN))
+    body = {"slug": "helper", "name": "Helper", "model": "demo"}
+    assert runtime.get("/api/v1/agents").status_code == 200
+    refused = runtime.post("/api/v1/agents", body, format="json")
+    assert refused.status_code == 403 and refused.json()["error"]["details"] == {"required": "admin"}
+    assert admin.post("/api/v1/agents", body, format="json").status_code == 201

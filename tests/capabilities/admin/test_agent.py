@@ -39,6 +39,9 @@ def post_agent(client: Client, agent: Agent, **fields: Any) -> Any:
         "parallel_tool_calls": "on",
         "declared_capabilities": json.dumps(agent.declared_capabilities),
         "state_schema": "",
+        "output_schema": "",
+        "webhook_url": "",
+        "on_disconnect": "cancel",
         "agent_skills-TOTAL_FORMS": len(links),
         "agent_skills-INITIAL_FORMS": len(links),
         "agent_skills-MIN_NUM_FORMS": 0,
@@ -152,3 +155,53 @@ def test_a_slug_the_tenant_already_uses_is_refused(admin_client: Client, agent: 
     other = Agent.objects.create(tenant=agent.tenant, slug="helper", name="Helper", model="demo")
     errors = field_errors(post_agent(admin_client, other, slug="assistant"), "slug")
     assert errors == ["Tenant acme already has an agent 'assistant'."]
+
+
+REPORT = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
+
+
+def test_structured_output_without_an_output_schema_is_refused_saying_why(
+    admin_client: Client, agent: Agent
+) -> None:
+    declared = {"output": {"structuredOutput": True}}
+    errors = field_errors(
+        post_agent(admin_client, agent, declared_capabilities=json.dumps(declared)), "declared_capabilities"
+    )
+    assert errors == [
+        "output.structuredOutput: needs an output schema on the agent (outputSchema): without one it answers in text"
+    ]
+    agent.refresh_from_db()
+    assert agent.declared_capabilities == {}
+
+
+def test_with_an_output_schema_structured_output_may_be_declared(admin_client: Client, agent: Agent) -> None:
+    declared = {"output": {"structuredOutput": True}}
+    response = post_agent(
+        admin_client, agent, declared_capabilities=json.dumps(declared), output_schema=json.dumps(REPORT)
+    )
+    assert response.status_code == 302
+    agent.refresh_from_db()
+    assert (agent.output_schema, agent.declared_capabilities) == (REPORT, declared)
+
+
+@pytest.mark.parametrize(
+    ("declared", "fragment"),
+    [
+        ({"multiAgent": {"handoffs": True}}, "multiAgent.handoffs: this runtime runs one agent per run"),
+        ({"reasoning": {"streaming": True}}, "reasoning.streaming: model 'demo' does not report reasoning"),
+    ],
+)
+def test_multi_agent_and_reasoning_claims_that_do_not_hold_are_refused(
+    admin_client: Client, agent: Agent, declared: dict[str, Any], fragment: str
+) -> None:
+    errors = field_errors(
+        post_agent(admin_client, agent, declared_capabilities=json.dumps(declared)), "declared_capabilities"
+    )
+    assert any(e.startswith(fragment) for e in errors), errors
+
+
+def test_an_output_schema_the_runtime_cannot_produce_is_refused(admin_client: Client, agent: Agent) -> None:
+    errors = field_errors(
+        post_agent(admin_client, agent, output_schema='{"type": "string"}'), "output_schema"
+    )
+    assert errors == ['An output schema must describe a JSON object ("type": "object").']

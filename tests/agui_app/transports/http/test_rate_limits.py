@@ -56,9 +56,9 @@ async def test_each_key_and_each_end_user_has_its_own_count(aclient, owner_tenan
     alice_1 = AsgiClient(await sync_to_async(user_token)(owner_tenant, "alice"))
     alice_2 = AsgiClient(await sync_to_async(user_token)(owner_tenant, "alice"))  # a fresh token: same user
     for client in (aclient, other_key, alice_1):
-        assert [(await client.get("/api/v1/agents")).status_code for _ in range(2)] == [200, 200]
-    assert (await aclient.get("/api/v1/agents")).status_code == 429
-    assert (await alice_2.get("/api/v1/agents")).status_code == 429
+        assert [(await client.get("/api/v1/threads")).status_code for _ in range(2)] == [200, 200]
+    assert (await aclient.get("/api/v1/threads")).status_code == 429
+    assert (await alice_2.get("/api/v1/threads")).status_code == 429
 
 
 async def test_the_run_past_the_run_limit_is_refused_before_anything_is_written(

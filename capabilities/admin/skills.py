@@ -1,9 +1,4 @@
-"""Django admin for agents and Markdown skills, scoped to the user's tenants (``admin_scoping``).
-
-Skill sources are written only through ``capabilities.services.skills`` (``skill_save``,
-``skill_import_bundle``, ``skill_restore_version``, ``skill_set_enabled``), so every change of
-source is parsed, validated and recorded as an immutable ``SkillVersion``.
-"""
+"""The skill admin: the Markdown editor, versions with diffs and restore, import and export, the flag."""
 
 from __future__ import annotations
 
@@ -11,26 +6,29 @@ import difflib
 import io
 import json
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from capabilities.admin_forms import AgentForm, SkillImportForm, SkillSourceForm, skill_error_messages
-from capabilities.admin_scoping import TenantScopedAdmin, TenantScopedInline, member_tenant_ids
-from capabilities.discovery import capabilities_document
-from capabilities.models import Agent, AgentSkill, Skill, SkillVersion
-from capabilities.selectors import agent_for_tenant
+from capabilities.admin.common import agents_with_skills, shows_several_tenants
+from capabilities.admin_forms import SkillImportForm, SkillSourceForm, skill_error_messages
+from capabilities.admin_scoping import TenantScopedAdmin, scope_queryset
+from capabilities.availability import skill_problems
+from capabilities.models import Agent, Skill, SkillVersion
 from capabilities.services.skills import (
     SkillRejected,
     skill_import_bundle,
@@ -41,18 +39,27 @@ from capabilities.services.skills import (
 from capabilities.tools.registry import registry
 
 VERSIONS_PER_PAGE = 20
+# skill pk → problems, computed once per changelist request (display callables get no request).
+_LISTED_PROBLEMS: ContextVar[dict[int, list[str]] | None] = ContextVar("listed_skill_problems", default=None)
 
 
-def pretty_json(value: Any) -> SafeString:
-    return format_html('<pre class="agui-json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False))
+def problems_of(skill: Skill) -> list[str]:
+    """Why runs leave ``skill`` out (empty when they do not), as ``capabilities.availability`` decides."""
+    listed = _LISTED_PROBLEMS.get()
+    if listed is not None:
+        return listed.get(skill.pk, [])
+    agents = agents_with_skills(Agent.objects.filter(agent_skills__skill=skill))
+    return skill_problems(agents).get(skill.pk, [])
 
 
-def shows_several_tenants(request: HttpRequest) -> bool:
-    ids = member_tenant_ids(request)
-    return ids is None or len(ids) > 1
-
-
-# --- skills ---------------------------------------------------------------------------------
+@contextmanager
+def listed_problems(request: HttpRequest) -> Iterator[None]:
+    agents = agents_with_skills(scope_queryset(Agent.objects.all(), request))
+    token = _LISTED_PROBLEMS.set(skill_problems(agents))
+    try:
+        yield
+    finally:
+        _LISTED_PROBLEMS.reset(token)
 
 
 @admin.register(Skill)
@@ -65,6 +72,7 @@ class SkillAdmin(TenantScopedAdmin):
         "defer_loading",
         "tool_list",
         "version",
+        "availability",
         "updated_at",
     ]
     list_filter = ["enabled", "defer_loading", ("tenant", admin.RelatedOnlyFieldListFilter)]
@@ -83,7 +91,7 @@ class SkillAdmin(TenantScopedAdmin):
         if obj is None:
             return [(None, {"fields": ["tenant", "source", "note", "enabled"]})]
         return [
-            (None, {"fields": ["tenant", "skill_id", "source", "note", "enabled"]}),
+            (None, {"fields": ["tenant", "skill_id", "availability", "source", "note", "enabled"]}),
             ("Parsed from the source", {"fields": [*self.parsed_fields, "version", "updated_at"]}),
             ("What the model gets", {"fields": ["model_preview"]}),
         ]
@@ -91,7 +99,22 @@ class SkillAdmin(TenantScopedAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Skill | None = None) -> list[str]:
         if obj is None:
             return []
-        return ["tenant", "skill_id", *self.parsed_fields, "version", "updated_at", "model_preview"]
+        return [
+            "tenant",
+            "skill_id",
+            "availability",
+            *self.parsed_fields,
+            "version",
+            "updated_at",
+            "model_preview",
+        ]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        with listed_problems(request):
+            response = super().changelist_view(request, extra_context)
+            if isinstance(response, TemplateResponse):
+                response.render()  # inside the block: the availability column reads the problems
+        return response
 
     def save_model(self, request: HttpRequest, obj: Skill, form: SkillSourceForm, change: bool) -> None:
         """Saves through ``skill_save`` (a version only when the source changed), then the flag.
@@ -114,6 +137,17 @@ class SkillAdmin(TenantScopedAdmin):
             messages.info(request, f"Saved {skill.skill_id} as version {skill.current_version.number}.")
         elif change:
             messages.info(request, f"The source of {skill.skill_id} did not change: no new version.")
+
+    @admin.display(description="availability")
+    def availability(self, obj: Skill) -> SafeString:
+        """The flag: a skill that runs leave out, with the reason (a missing tool module, a conflict …)."""
+        problems = problems_of(obj)
+        if not problems:
+            return format_html('<span class="agui-ok">{}</span>', "offered to runs")
+        items = format_html_join("", "<li>{}</li>", ((problem,) for problem in problems))
+        return format_html(
+            '<div class="errornote agui-skill-problem"><b>⚠ Left out of runs</b><ul>{}</ul></div>', items
+        )
 
     @admin.display(description="tools")
     def tool_list(self, obj: Skill) -> str | None:
@@ -302,70 +336,3 @@ def version_diff(previous: SkillVersion | None, version: SkillVersion) -> list[t
         ("file" if line.startswith(("+++", "---")) else classes.get(line[:1], "context"), line)
         for line in lines
     ]
-
-
-# --- agents ---------------------------------------------------------------------------------
-
-
-class AgentSkillInline(TenantScopedInline):
-    model = AgentSkill
-    fields = ["skill", "always_on"]
-    same_tenant_fields = ("skill",)
-    verbose_name = "skill"
-    verbose_name_plural = "skills (always on: the skill is active from the start instead of on demand)"
-
-
-@admin.register(Agent)
-class AgentAdmin(TenantScopedAdmin):
-    form = AgentForm
-    inlines = [AgentSkillInline]
-    list_display = ["slug", "name", "model", "skill_count", "updated_at"]
-    list_filter = [("tenant", admin.RelatedOnlyFieldListFilter), "model"]
-    list_select_related = ["tenant"]
-    search_fields = ["slug", "name", "description"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Agent]:
-        return super().get_queryset(request).annotate(skills_total=Count("agent_skills"))
-
-    def get_list_display(self, request: HttpRequest) -> list[str]:
-        columns = list(super().get_list_display(request))
-        return [*columns, "tenant"] if shows_several_tenants(request) else columns
-
-    def get_fieldsets(
-        self, request: HttpRequest, obj: Agent | None = None
-    ) -> list[tuple[Any, dict[str, Any]]]:
-        fieldsets: list[tuple[Any, dict[str, Any]]] = [
-            (None, {"fields": ["tenant", "slug", "name", "description", "model", "instructions"]}),
-            ("Limits", {"fields": ["max_iterations", "max_execution_seconds", "parallel_tool_calls"]}),
-            ("Shared state and capabilities", {"fields": ["state_schema", "declared_capabilities"]}),
-        ]
-        if obj is not None:
-            fieldsets.append(
-                (
-                    "Capabilities document (as last saved)",
-                    {
-                        "fields": ["capabilities_preview"],
-                        "description": "GET /api/v1/agents/{agent}/capabilities answers this: the declared "
-                        "parts merged with what the server derives.",
-                    },
-                )
-            )
-        return fieldsets
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Agent | None = None) -> list[str]:
-        return [] if obj is None else ["tenant", "capabilities_preview"]
-
-    @admin.display(description="skills", ordering="skills_total")
-    def skill_count(self, obj: Agent) -> int:
-        return getattr(obj, "skills_total", 0)
-
-    @admin.display(description="AgentCapabilities")
-    def capabilities_preview(self, obj: Agent) -> str | None:
-        agent = agent_for_tenant(obj.tenant_id, obj.slug)
-        if agent is None:
-            return None
-        try:
-            document = capabilities_document(agent)
-        except ValueError as exc:  # e.g. declarations stored around the form, which the model refuses
-            return format_html('<p class="errornote">The document cannot be built: {}</p>', exc)
-        return pretty_json(document)
