@@ -69,6 +69,13 @@ class TooManyRequests(ApiError):
     retry_after = 1
 
 
+class Forbidden(ApiError):
+    """Authenticated, but the credential may not do this (its scopes, its origin)."""
+
+    status = 403
+    code = "insufficient_scope"
+
+
 class Unauthenticated(ApiError):
     status = 401
     code = "unauthenticated"

@@ -7,13 +7,16 @@ moves or changes one fails loudly there rather than in a run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from ag_ui.core import Interrupt
 from pydantic_ai._deferred_capabilities import parse_loaded_capabilities
 from pydantic_ai._uuid import uuid7
 from pydantic_ai.messages import ModelMessage, ToolCallPart
+from pydantic_ai.models import StreamedResponse
 from pydantic_ai.ui.ag_ui._interrupt import approval_to_interrupt
+from pydantic_ai.usage import RequestUsage
 
 
 def loaded_capability_ids(messages: Sequence[ModelMessage]) -> set[str]:
@@ -31,3 +34,17 @@ def approval_interrupt(call: ToolCallPart) -> Interrupt:
     """The AG-UI interrupt pydantic-ai's adapter sends for a tool call awaiting approval
     (id ``int-<toolCallId>``, reason ``tool_call``, its response schema): the same one a resume must name."""
     return approval_to_interrupt(call, {})
+
+
+def report_usage_at_end(response: StreamedResponse, usage: RequestUsage) -> None:
+    """Make a streamed response report ``usage`` as the provider's own once its last event is out
+    (replacing any estimate), as a provider's stream does when its final chunk carries usage. Lets a
+    ``FunctionModel`` in tests report a known usage: its streams otherwise estimate one."""
+    events = response._get_event_iterator
+
+    async def reporting() -> AsyncIterator[Any]:
+        async for event in events():
+            yield event
+        response._add_usage(usage, reported=True, cumulative=True)
+
+    response._get_event_iterator = reporting  # type: ignore[method-assign]

@@ -169,6 +169,9 @@ def server_env(db: BenchDatabase) -> dict[str, str]:
             "SECRET_KEY": "bench-only-secret-key-not-for-production",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "AGUI_DEMO_API_KEY": API_KEY,
+            # One key drives every benchmark client: the per-key rate limits would throttle it.
+            "AGUI_REQUESTS_PER_MINUTE": "10000000",
+            "AGUI_RUNS_PER_MINUTE": "10000000",
             "LOG_LEVEL": "WARNING",
             "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
         }

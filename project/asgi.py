@@ -1,5 +1,6 @@
 """ASGI entry point: the streaming HTTP endpoints and the WebSocket as Channels consumers, every
-other HTTP request to Django, and the lifespan that starts this process's run supervisor."""
+other HTTP request to Django — all of HTTP behind one CORS layer — and the lifespan that starts
+this process's run supervisor."""
 
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set u
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
 from agui_app.runtime.supervisor import Lifespan  # noqa: E402
+from agui_app.transports.http.cors import CorsLayer  # noqa: E402
 from agui_app.transports.http.routing import http_router  # noqa: E402
 from agui_app.transports.ws.routing import websocket_router  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": http_router(django_asgi_app),
+        "http": CorsLayer(http_router(django_asgi_app)),
         "websocket": AuthMiddlewareStack(websocket_router()),
         "lifespan": Lifespan(),
     }

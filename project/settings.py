@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI / ReDoc assets served locally, not from a CDN
     "channels",
+    "corsheaders",  # its checks and policy; applied by the ASGI CORS layer, not as a middleware
     "agui_app",
     "capabilities",
 ]
@@ -154,6 +155,19 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# --- Cache (rate limits, the token and origin caches) -------------------------------------
+# Shared by every process with Redis; with local memory each process counts on its own.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "agui",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "KEY_PREFIX": "agui"}}
+
 # --- Auth, i18n, static -----------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -173,7 +187,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the AG-UI endpoint enforces AGUI_MAX_BODY_
 # --- REST framework ---------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["agui_app.transports.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "agui_app.transports.http.permissions.ScopeRequired",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": ["agui_app.transports.http.throttling.CredentialRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "agui_app.transports.http.errors.api_exception_handler",
@@ -193,6 +211,25 @@ SPECTACULAR_SETTINGS = {
         "agui_app.transports.http.openapi.add_agui_endpoints",
     ],
 }
+
+# --- CORS (django-cors-headers, applied at the ASGI level to Django and the SSE consumers) --
+# No static list: a browser origin is allowed when some tenant lists it (Tenant.allowed_origins,
+# admin or PATCH /api/v1/tenant); requests are then held to their own tenant's list on auth.
+CORS_ALLOWED_ORIGINS: list[str] = []
+CORS_URLS_REGEX = r"^/api/v1/"
+CORS_ALLOW_HEADERS = [
+    "accept",
+    "authorization",
+    "content-type",
+    "if-match",
+    "if-none-match",
+    "last-event-id",
+    "user-agent",
+    "x-requested-with",
+]
+CORS_EXPOSE_HEADERS = ["etag", "retry-after"]
+CORS_PREFLIGHT_MAX_AGE = env_int("AGUI_CORS_PREFLIGHT_MAX_AGE", 600)
+CORS_ALLOW_CREDENTIALS = False  # bearer tokens, never cookies, cross-origin
 
 LOGGING = {
     "version": 1,
@@ -217,7 +254,13 @@ AGUI_DB_THREADS = env_int("AGUI_DB_THREADS", 8)  # shared threads (and connectio
 AGUI_FOLLOW_POLL_SECONDS = env_float("AGUI_FOLLOW_POLL_SECONDS", 2.0)  # idle log poll of followers
 AGUI_RUN_HEARTBEAT_SECONDS = env_float("AGUI_RUN_HEARTBEAT_SECONDS", 5.0)
 AGUI_RUN_STALE_SECONDS = env_float("AGUI_RUN_STALE_SECONDS", 30.0)
-AGUI_TENANT_MAX_ACTIVE_RUNS = env_int("AGUI_TENANT_MAX_ACTIVE_RUNS", 200)
+AGUI_TENANT_MAX_ACTIVE_RUNS = env_int("AGUI_TENANT_MAX_ACTIVE_RUNS", 200)  # a tenant's own limit wins
+AGUI_REQUESTS_PER_MINUTE = env_int("AGUI_REQUESTS_PER_MINUTE", 600)  # per key / per end user
+AGUI_RUNS_PER_MINUTE = env_int("AGUI_RUNS_PER_MINUTE", 60)  # run starts per key / per end user
+AGUI_TOKEN_DEFAULT_TTL_SECONDS = env_int("AGUI_TOKEN_DEFAULT_TTL_SECONDS", 3600)
+AGUI_TOKEN_MAX_TTL_SECONDS = env_int("AGUI_TOKEN_MAX_TTL_SECONDS", 86400)
+AGUI_KEY_ROTATION_GRACE_SECONDS = env_int("AGUI_KEY_ROTATION_GRACE_SECONDS", 86400)
+AGUI_TENANT_CACHE_SECONDS = env_int("AGUI_TENANT_CACHE_SECONDS", 300)  # token checks read tenants from here
 AGUI_MULTITASK_WAIT_SECONDS = env_float("AGUI_MULTITASK_WAIT_SECONDS", 10.0)
 AGUI_DEFAULT_MAX_ITERATIONS = env_int("AGUI_DEFAULT_MAX_ITERATIONS", 25)
 AGUI_DEFAULT_MAX_EXECUTION_SECONDS = env_int("AGUI_DEFAULT_MAX_EXECUTION_SECONDS", 300)

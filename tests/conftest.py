@@ -1,5 +1,6 @@
 """Shared fixtures. Personas: an *owner* (tenant ``acme`` and its API key), a *member* (a staff
-user administering ``acme`` in Django admin) and a *stranger* (tenant ``globex`` with its own key).
+user administering ``acme`` in Django admin), a *stranger* (tenant ``globex`` with its own key),
+and two end users of acme's app, *alice* and *bob*, each with a user token minted by acme.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ from typing import Any
 import pytest
 import redis
 from asgiref.sync import sync_to_async
+from django.core.cache import cache
 from django.db import connection, connections
 from rest_framework.test import APIClient
 
 from agui_app.concurrency.db_threads import close_db_thread_connections
 from agui_app.concurrency.detached import _running
 from agui_app.models import Membership, Tenant
-from agui_app.services.tenancy import api_key_create, tenant_create
+from agui_app.services.keys import api_key_create
+from agui_app.services.tenancy import tenant_create
+from agui_app.services.tokens import token_mint
 from capabilities.models import Agent
 from capabilities.services.skills import skill_import_bundle
 from tests.support.asgi import AsgiClient
@@ -51,6 +55,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         shutil.which("node") is None or not (NODE_DIR / "node_modules" / "@ag-ui" / "client").exists()
     ):
         pytest.skip("needs Node.js and `npm ci --prefix tests/node` (the README's test command does it)")
+    if item.get_closest_marker("browser") and not (
+        Path(os.environ.get("CHROMIUM", "/usr/bin/chromium")).exists()
+        and (NODE_DIR / "node_modules" / "playwright-core").exists()
+    ):
+        pytest.skip(
+            "needs Debian's chromium (`apt-get install -y chromium`; .ci/run does) and playwright-core"
+        )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Rate-limit counters and cached tenants must not leak from one test into the next."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)
@@ -154,6 +173,23 @@ def bad_key_client(db: None) -> AsgiClient:
 @pytest.fixture
 def stranger_aclient(stranger_key: str) -> AsgiClient:
     return AsgiClient(stranger_key)
+
+
+def user_token(tenant: Tenant, user: str, **limits: Any) -> str:
+    """A user token of ``tenant`` for ``user`` (``ttl_seconds``, ``scopes``, ``agents``, ``threads``)."""
+    limits.setdefault("ttl_seconds", 3600)
+    return token_mint(tenant=tenant, user=user, **limits).token
+
+
+@pytest.fixture
+def alice(owner_tenant: Tenant) -> AsgiClient:
+    """Alice, an end user of acme's app, with a user token acme's backend minted for her."""
+    return AsgiClient(user_token(owner_tenant, "alice"))
+
+
+@pytest.fixture
+def bob(owner_tenant: Tenant) -> AsgiClient:
+    return AsgiClient(user_token(owner_tenant, "bob"))
 
 
 @pytest.fixture

@@ -23,3 +23,14 @@ def test_ci_runs_the_readmes_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "scripts/test.sh" in readme and "scripts/test.sh" in ci
     assert "scripts/serve.sh" in readme and (ROOT / "scripts" / "serve.sh").exists()
+
+
+def test_the_readmes_browser_example_is_the_one_the_browser_test_runs() -> None:
+    """The browser test (PostgreSQL pass) writes these blocks out verbatim and runs them in Chromium."""
+    from tests.agui_app.transports.http.test_browser import readme_block
+
+    backend = readme_block("browser-backend", "python")
+    compile(backend, "backend.py", "exec")  # valid Python as written
+    assert "/api/v1/tokens" in backend and "runtime" in backend
+    page = readme_block("browser-page", "html")
+    assert "Authorization: `Bearer ${token}`" in page and "/api/v1/agents/assistant" in page

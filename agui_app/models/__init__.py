@@ -2,7 +2,7 @@
 
 from agui_app.models.conversations import ConversationEntry, ConversationRecord
 from agui_app.models.runs import Event, Run, RunStatus
-from agui_app.models.tenancy import ApiKey, Membership, Tenant
+from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "ConversationEntry",
     "ConversationRecord",
     "Event",
+    "KeyScope",
     "LoadedCapability",
     "Membership",
     "Run",
@@ -18,4 +19,6 @@ __all__ = [
     "StateSource",
     "Tenant",
     "Thread",
+    "TokenRevocation",
+    "UsageMonth",
 ]

@@ -29,6 +29,10 @@ class Run(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # What the model reported for this run (pydantic-ai's per-response usage, summed).
+    requests = models.PositiveIntegerField(default=0, help_text="Model requests.")
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -37,7 +41,10 @@ class Run(models.Model):
                 fields=["thread"], condition=models.Q(status="running"), name="run_one_active_per_thread"
             ),
         ]
-        indexes = [models.Index(fields=["status", "heartbeat_at"], name="run_status_heartbeat")]
+        indexes = [
+            models.Index(fields=["status", "heartbeat_at"], name="run_status_heartbeat"),
+            models.Index(fields=["started_at"], name="run_started"),
+        ]
         ordering = ["-started_at", "-id"]
 
     def __str__(self) -> str:

@@ -17,6 +17,11 @@ class Thread(models.Model):
     tenant = models.ForeignKey("agui_app.Tenant", on_delete=models.CASCADE, related_name="threads")
     agent = models.ForeignKey("capabilities.Agent", on_delete=models.PROTECT, related_name="threads")
     thread_id = models.CharField(max_length=128)
+    user = models.CharField(
+        max_length=128,
+        blank=True,
+        help_text="The end user who owns it (threads of user tokens); empty: the tenant's.",
+    )
     title = models.CharField(max_length=200, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     state = models.JSONField(default=dict, blank=True)
@@ -29,7 +34,10 @@ class Thread(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "thread_id"], name="thread_unique_per_tenant")
         ]
-        indexes = [models.Index(fields=["tenant", "-updated_at"], name="thread_tenant_recent")]
+        indexes = [
+            models.Index(fields=["tenant", "-updated_at"], name="thread_tenant_recent"),
+            models.Index(fields=["tenant", "user", "-updated_at"], name="thread_user_recent"),
+        ]
 
     def __str__(self) -> str:
         return self.thread_id

@@ -27,6 +27,7 @@ from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, run_input_without_state
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
 from agui_app.runtime.supervisor import RunHandle, get_supervisor
+from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.messages import StreamIds
 from agui_app.services.runs import Admission, run_complete
@@ -94,6 +95,7 @@ class RunExecution:
         self.skipped: list[SkippedSkill] = []
         self.reasoning = True
         self.started = False
+        self.meter = UsageMeter()
 
     async def execute(self) -> None:
         """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
@@ -165,7 +167,7 @@ class RunExecution:
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
             instructions=state_instructions,
-            capabilities=[StateSync(self.gateway)],
+            capabilities=[StateSync(self.gateway), self.meter],
         )
 
     async def log(self, event: BaseEvent) -> None:
@@ -205,6 +207,7 @@ class RunExecution:
                 stream_ids=self.stream_ids,
                 skill_versions=self.skill_versions,
                 client_message_ids=[m.id for m in self.run_input.messages],
+                usage=self.meter.total,
             )
             if snapshot is not None:
                 events.append(messages_snapshot(snapshot))

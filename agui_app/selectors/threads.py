@@ -1,4 +1,8 @@
-"""Threads of a tenant (or of a staff user's tenants), and what hangs off one: state history, loads."""
+"""Threads a principal reaches (or a staff user's tenants hold), and what hangs off one.
+
+A principal reaches its tenant's threads; a user token only its user's, and only those of its
+agents and thread ids when the token names them. Everything else reads as missing.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +10,50 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from agui_app.access import Principal
 from agui_app.errors import AmbiguousThread, not_found
-from agui_app.models import LoadedCapability, StateRevision, Tenant, Thread
+from agui_app.models import LoadedCapability, StateRevision, Thread
 
 
-def threads_for_tenant(tenant: Tenant, *, agent_slug: str | None = None) -> QuerySet[Thread]:
+def threads_for(
+    principal: Principal, *, agent_slug: str | None = None, user: str | None = None
+) -> QuerySet[Thread]:
+    """The threads ``principal`` reaches, newest first. ``user`` filters a tenant principal's list
+    (a user token's is always its own user's)."""
     threads = (
-        Thread.objects.filter(tenant=tenant)
+        Thread.objects.filter(tenant=principal.tenant)
         .select_related("agent", "tenant")
         .order_by("-updated_at", "-created_at")
     )
+    if principal.user is not None:
+        threads = threads.filter(user=principal.user)
+    elif user is not None:
+        threads = threads.filter(user=user)
+    if principal.agents is not None:
+        threads = threads.filter(agent__slug__in=principal.agents)
+    if principal.threads is not None:
+        threads = threads.filter(thread_id__in=principal.threads)
     if agent_slug:
         threads = threads.filter(agent__slug=agent_slug)
     return threads
 
 
-def thread_for_tenant(tenant: Tenant, thread_id: str) -> Thread | None:
-    return threads_for_tenant(tenant).filter(thread_id=thread_id).first()
+def thread_for(principal: Principal, thread_id: str) -> Thread | None:
+    return threads_for(principal).filter(thread_id=thread_id).first()
+
+
+def thread_id_taken(principal: Principal, thread_id: str) -> bool:
+    """Whether ``thread_id`` is closed to ``principal`` although it may not exist for it: outside
+    its token's list, or another end user's (thread ids are unique per tenant, not per user)."""
+    if not principal.reaches_thread_id(thread_id):
+        return True
+    if principal.user is None:
+        return False
+    return (
+        Thread.objects.filter(tenant=principal.tenant, thread_id=thread_id)
+        .exclude(user=principal.user)
+        .exists()
+    )
 
 
 def staff_thread(user: Any, thread_id: str) -> Thread:

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ag_ui.core import Message, RunAgentInput
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agui_app.errors import Conflict, TooManyRequests
+from agui_app.access import Principal, Scope
+from agui_app.errors import Conflict, Forbidden, TooManyRequests, not_found
 from agui_app.events.hub import broadcast_control
 from agui_app.models import (
     ConversationEntry,
@@ -33,6 +33,8 @@ from agui_app.services.conversations import conversation_keep_user_messages, una
 from agui_app.services.messages import StreamIds, loaded_in, record_stream_ids
 from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
+from agui_app.services.tenancy import tenant_limits
+from agui_app.services.usage import Usage, quota_check, usage_count_run, usage_record_run
 from capabilities.models import Agent
 
 
@@ -43,24 +45,36 @@ class Admission:
     cursor: int  # the thread's last seq when the run was admitted: its stream starts after it
 
 
-def run_admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admission:
-    """Create the thread on first use and admit a new run on it.
+def run_admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:
+    """Create the thread on first use (owned by the principal's end user, if any) and admit a new
+    run on it. The agent was looked up for ``principal`` already.
 
     Records the input's ``state`` as a client revision first when it is a non-empty object that
     differs from the stored one (an empty or absent state means "no change").
 
     Raises:
+        NotFound: the thread is another end user's, or outside the token's thread list.
+        Forbidden: the input would write state and the principal lacks ``state:write``.
+        TooManyRequests: ``too_many_active_runs``, ``quota_exceeded`` (nothing written).
         Conflict: ``thread_busy`` (a run is active), ``thread_agent_mismatch``, ``run_exists``,
             ``state_version_stale`` (``forwardedProps.stateVersion`` is not current).
     """
+    tenant = principal.tenant
     forwarded = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else {}
+    if not principal.reaches_thread_id(run_input.thread_id):
+        raise not_found("Thread")
     _check_tenant_capacity(tenant)
+    quota_check(tenant)
     try:
         with transaction.atomic():
             thread, _ = Thread.objects.get_or_create(
-                tenant=tenant, thread_id=run_input.thread_id, defaults={"agent": agent}
+                tenant=tenant,
+                thread_id=run_input.thread_id,
+                defaults={"agent": agent, "user": principal.owner},
             )
             thread = Thread.objects.select_for_update().get(pk=thread.pk)
+            if principal.is_end_user and thread.user != principal.user:
+                raise not_found("Thread")  # another user's: exactly like another tenant's
             if thread.agent_id != agent.pk:
                 raise Conflict(
                     f"Thread {thread.thread_id!r} belongs to another agent.", code="thread_agent_mismatch"
@@ -78,7 +92,10 @@ def run_admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admi
             _check_open_interrupts(thread, run_input)
             if Run.objects.filter(thread=thread, run_id=run_input.run_id).exists():
                 raise Conflict(f"Run {run_input.run_id!r} already exists on this thread.", code="run_exists")
-            _record_input_state(thread, run_input.state, forwarded.get("stateVersion"))
+            _record_input_state(
+                thread, run_input.state, forwarded.get("stateVersion"), principal.has(Scope.STATE_WRITE)
+            )
+            usage_count_run(tenant)
             run = Run.objects.create(
                 thread=thread,
                 run_id=run_input.run_id,
@@ -97,7 +114,7 @@ def run_admit(*, tenant: Tenant, agent: Agent, run_input: RunAgentInput) -> Admi
 def _check_tenant_capacity(tenant: Tenant) -> None:
     """One tenant may not take the whole service: at most ``AGUI_TENANT_MAX_ACTIVE_RUNS`` runs at
     once, across processes (counted in the database; a race can overshoot by a few)."""
-    limit = settings.AGUI_TENANT_MAX_ACTIVE_RUNS
+    limit = tenant_limits(tenant)["maxActiveRuns"]
     active = Run.objects.filter(thread__tenant=tenant, status=RunStatus.RUNNING).count()
     if active >= limit:
         raise TooManyRequests(
@@ -126,7 +143,7 @@ def _check_open_interrupts(thread: Thread, run_input: RunAgentInput) -> None:
         )
 
 
-def _record_input_state(thread: Thread, state: Any, state_version: Any) -> None:
+def _record_input_state(thread: Thread, state: Any, state_version: Any, may_write: bool) -> None:
     if state_version is not None:
         if not isinstance(state_version, int) or isinstance(state_version, bool):
             raise Conflict("forwardedProps.stateVersion must be an integer.", code="state_version_stale")
@@ -137,6 +154,12 @@ def _record_input_state(thread: Thread, state: Any, state_version: Any) -> None:
                 details={"currentVersion": thread.state_version},
             )
     if isinstance(state, dict) and state and state != thread.state:
+        if not may_write:
+            raise Forbidden(
+                "The input's state differs from the stored one, and this token may not write state "
+                "(scope state:write); send the stored state or none.",
+                details={"required": Scope.STATE_WRITE.value},
+            )
         state_replace(thread_pk=thread.pk, state=state, source=StateSource.CLIENT)
 
 
@@ -167,6 +190,7 @@ def run_complete(
     stream_ids: StreamIds,
     skill_versions: dict[str, int | None],
     client_message_ids: list[str],
+    usage: Usage | None = None,
 ) -> list[Message] | None:
     """Record how a run ended. Runs inside the transaction that logs its terminal event, so the
     thread is free, the message ids are stored and the loads are projected by the time any client
@@ -197,6 +221,7 @@ def run_complete(
     Run.objects.filter(pk=run.pk).update(
         status=status, outcome=outcome, error=error, finished_at=timezone.now()
     )
+    usage_record_run(run=run, tenant_id=thread.tenant_id, usage=usage or Usage())
     return snapshot
 
 

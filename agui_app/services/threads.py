@@ -18,10 +18,12 @@ def thread_create(
     tenant: Tenant,
     agent: Agent,
     thread_id: str | None,
+    user: str = "",
     title: str = "",
     metadata: dict[str, Any] | None = None,
 ) -> Thread:
-    """Create an empty thread (runs also create threads on first use).
+    """Create an empty thread owned by end user ``user`` (empty: the tenant's). Runs also create
+    threads on first use.
 
     Raises:
         Conflict: ``thread_exists``.
@@ -32,6 +34,7 @@ def thread_create(
                 tenant=tenant,
                 agent=agent,
                 thread_id=thread_id or str(uuid.uuid4()),
+                user=user,
                 title=title,
                 metadata=metadata or {},
             )

@@ -46,3 +46,31 @@ def test_the_openapi_schema_and_the_docs_render() -> None:
     docs = client.get("/api/docs")
     assert docs.status_code == 200
     assert b"cdn.jsdelivr.net" not in docs.content and b"/static/drf_spectacular_sidecar/" in docs.content
+
+
+@pytest.mark.django_db
+def test_the_openapi_schema_documents_the_browser_access_endpoints() -> None:
+    schema = APIClient().get("/api/v1/schema", HTTP_ACCEPT="application/json").json()
+    paths, components = schema["paths"], schema["components"]["schemas"]
+    operations = {
+        ("/api/v1/tokens", "post"): ("TokenInput", "201", "TokenOutput"),
+        ("/api/v1/tokens/revoke", "post"): ("UserInput", "200", "RevokedOutput"),
+        ("/api/v1/tenant", "patch"): ("PatchedTenantPatch", "200", "TenantBody"),
+        ("/api/v1/tenant", "get"): (None, "200", "TenantBody"),
+        ("/api/v1/tenant/token-secret", "post"): (None, "200", "SecretRotated"),
+        ("/api/v1/usage", "get"): (None, "200", "UsageBody"),
+    }
+    for (path, method), (request, status, response) in operations.items():
+        operation = paths[path][method]
+        if request is not None:
+            assert operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(request)
+        assert operation["responses"][status]["content"]["application/json"]["schema"]["$ref"].endswith(
+            response
+        )
+        assert operation["responses"]["403"]["content"]["application/json"]["schema"]["$ref"].endswith(
+            "ErrorBody"
+        )
+    assert {"user", "ttlSeconds", "agents", "threads", "scopes"} <= set(
+        components["TokenInput"]["properties"]
+    )
+    assert {p["name"] for p in paths["/api/v1/usage"]["get"]["parameters"]} >= {"from", "to", "groupBy"}

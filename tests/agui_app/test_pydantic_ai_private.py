@@ -14,6 +14,7 @@ from pydantic_ai.messages import ModelMessage, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from agui_app.pydantic_ai_private import approval_interrupt, loaded_capability_ids, new_entry_id
+from tests.support.models import KnownUsageModel
 
 
 def scripted(*loads: str) -> FunctionModel:
@@ -69,3 +70,11 @@ def test_deferred_tool_requests_still_carry_approvals() -> None:
     """``connect`` rebuilds interrupts from a stored ``DeferredToolRequests.approvals``."""
     requests = DeferredToolRequests(approvals=[ToolCallPart(tool_name="t", args={}, tool_call_id="x")])
     assert [approval_interrupt(call).id for call in requests.approvals] == ["int-x"]
+
+
+async def test_a_usage_reported_at_the_end_of_a_stream_replaces_the_estimate() -> None:
+    model = KnownUsageModel(stream_function=scripted().stream_function, input_tokens=123, output_tokens=45)
+    async with Agent(model).run_stream("hi") as result:
+        await result.get_output()
+    usage = result.usage
+    assert (usage.requests, usage.input_tokens, usage.output_tokens) == (1, 123, 45)

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from agui_app.models import ConversationEntry, ConversationRecord, Event, Run, StateRevision, Thread
+from agui_app.models import (
+    ConversationEntry,
+    ConversationRecord,
+    Event,
+    Run,
+    StateRevision,
+    Thread,
+    UsageMonth,
+)
 
 
 def row_counts() -> dict[str, int]:
     return {
         model.__name__: model.objects.count()
-        for model in (Thread, Run, Event, StateRevision, ConversationRecord, ConversationEntry)
+        for model in (Thread, Run, Event, StateRevision, ConversationRecord, ConversationEntry, UsageMonth)
     }
 
 

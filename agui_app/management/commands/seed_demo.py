@@ -12,7 +12,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from agui_app.selectors.tenancy import active_api_keys
-from agui_app.services.tenancy import InvalidApiKey, api_key_create, api_key_ensure, tenant_create
+from agui_app.services.keys import InvalidApiKey, api_key_create, api_key_ensure
+from agui_app.services.tenancy import tenant_create
 from capabilities.models import Agent, AgentSkill, Skill
 from capabilities.services.agents import AgentRejected, agent_create
 from capabilities.services.skills import SkillRejected, skill_import_bundle

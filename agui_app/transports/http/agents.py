@@ -8,10 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agui_app.errors import not_found
+from agui_app.selectors.agents import agent_for
 from agui_app.selectors.threads import loaded_capabilities
 from agui_app.transports.http.threads import TenantAPIView
 from capabilities.discovery import capabilities_document, document_etag
-from capabilities.selectors import agent_for_tenant
 
 CAPABILITIES_CACHE = "private, max-age=5"
 
@@ -30,7 +30,7 @@ def capabilities_response(request: Request, document: dict[str, Any]) -> Respons
 class AgentCapabilitiesView(TenantAPIView):
     def get(self, request: Request, agent_slug: str) -> Response:
         """What the agent can do now (AG-UI ``AgentCapabilities``, camelCase, absent fields omitted)."""
-        agent = agent_for_tenant(request.auth.pk, agent_slug)
+        agent = agent_for(self.principal(request), agent_slug)
         if agent is None:
             raise not_found("Agent")
         return capabilities_response(request, capabilities_document(agent))
@@ -40,7 +40,7 @@ class ThreadCapabilitiesView(TenantAPIView):
     def get(self, request: Request, thread_id: str) -> Response:
         """The thread's view: the tools of capabilities its history loaded are callable now."""
         thread = self.thread(request, thread_id)
-        agent = agent_for_tenant(request.auth.pk, thread.agent.slug)
-        assert agent is not None
+        agent = agent_for(self.principal(request), thread.agent.slug)
+        assert agent is not None  # the thread was reachable, so is its agent
         loaded = {item.capability_id for item in loaded_capabilities(thread)}
         return capabilities_response(request, capabilities_document(agent, loaded=loaded))

@@ -9,46 +9,53 @@ from __future__ import annotations
 
 from ag_ui.core import RunAgentInput
 
+from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import Conflict, not_found
 from agui_app.events.follow import follow
 from agui_app.events.shape import connect_run
-from agui_app.models import Tenant
 from agui_app.pydantic_ai_private import approval_interrupt
 from agui_app.runtime.admission import admit_and_start
+from agui_app.selectors.agents import agent_for
 from agui_app.selectors.connect import ConnectSnapshot, connect_snapshot
-from agui_app.selectors.threads import thread_for_tenant
+from agui_app.selectors.threads import thread_for, thread_id_taken
+from agui_app.services.ratelimits import count_run_start
 from agui_app.services.runs import Admission
-from agui_app.transports.auth import authenticate
 from agui_app.transports.http.consumer import SseConsumer, Stream
 from agui_app.transports.http.sse import frame_at
 from agui_app.transports.inputs import run_input_from_request
 from capabilities.models import Agent
-from capabilities.selectors import agent_for_tenant
 
-aagent_for_tenant = in_db_thread(agent_for_tenant)
-athread_for_tenant = in_db_thread(thread_for_tenant)
+aagent_for = in_db_thread(agent_for)
+athread_for = in_db_thread(thread_for)
+athread_id_taken = in_db_thread(thread_id_taken)
 aconnect_snapshot = in_db_thread(connect_snapshot)
+acount_run_start = in_db_thread(count_run_start)
 
 
 class AgentInputConsumer(SseConsumer):
-    """Both endpoints take a ``RunAgentInput`` for one of the tenant's agents."""
+    """Both endpoints take a ``RunAgentInput`` for one of the agents the principal reaches."""
 
-    async def tenant_agent_input(self) -> tuple[Tenant, Agent, RunAgentInput]:
-        tenant = await authenticate(self.header("authorization"))
+    scope_needed = Scope.THREADS_READ
+
+    async def principal_agent_input(self) -> tuple[Principal, Agent, RunAgentInput]:
+        principal = await self.principal(self.scope_needed)
         run_input = run_input_from_request(self.header("content-type"), await self.read_body())
-        agent = await aagent_for_tenant(tenant.pk, self.kwargs["agent_slug"])
+        agent = await aagent_for(principal, self.kwargs["agent_slug"])
         if agent is None:
             raise not_found("Agent")
-        return tenant, agent, run_input
+        return principal, agent, run_input
 
 
 class RunConsumer(AgentInputConsumer):
     """Start a run and stream the thread's log from its ``RUN_STARTED`` to its terminal event."""
 
+    scope_needed = Scope.RUNS
+
     async def open_stream(self) -> Stream:
-        tenant, agent, run_input = await self.tenant_agent_input()
-        admission = await admit_and_start(tenant=tenant, agent=agent, run_input=run_input)
+        principal, agent, run_input = await self.principal_agent_input()
+        await acount_run_start(principal)  # 429 past the runs per minute, before anything is written
+        admission = await admit_and_start(principal=principal, agent=agent, run_input=run_input)
         return run_events(admission)
 
 
@@ -74,8 +81,10 @@ class ConnectConsumer(AgentInputConsumer):
     replayed from its start and followed live."""
 
     async def open_stream(self) -> Stream:
-        tenant, agent, run_input = await self.tenant_agent_input()
-        thread = await athread_for_tenant(tenant, run_input.thread_id)
+        principal, agent, run_input = await self.principal_agent_input()
+        thread = await athread_for(principal, run_input.thread_id)
+        if thread is None and await athread_id_taken(principal, run_input.thread_id):
+            raise not_found("Thread")  # another end user's (a run on it would be refused the same way)
         if thread is not None and thread.agent_id != agent.pk:
             raise Conflict(
                 f"Thread {thread.thread_id!r} belongs to another agent.", code="thread_agent_mismatch"

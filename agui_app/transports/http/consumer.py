@@ -7,7 +7,8 @@ stream ends. Here the response runs as a task of its own while the consumer keep
 ``http.disconnect`` cancels the stream at once (the run it follows goes on: runs are detached).
 
 - Authentication comes first (``authorization`` is read before the body is awaited), so a request
-  without a valid key is refused without its body being buffered.
+  without a valid key or token is refused without its body being buffered; then the browser
+  origin rule and the request rate (``transports.auth.admit_request``).
 - The body is bounded (``AGUI_MAX_BODY_BYTES``): a declared or received size over the limit is
   answered 413 at once.
 - No channel layer channel per request: followers listen on the process's hub (``events.hub``).
@@ -30,8 +31,11 @@ from channels.generic.http import AsyncHttpConsumer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
+from agui_app.access import Principal, Scope
 from agui_app.errors import ApiError, TooManyRequests
 from agui_app.events.shape import LoggedEvent
+from agui_app.transports.auth import admit_request, insufficient_scope
+from agui_app.transports.browsers import site_origin
 from agui_app.transports.http.sse import Headers, security_headers, stream_headers, with_keepalives
 from agui_app.transports.inputs import PayloadTooLarge, check_body_size
 
@@ -85,6 +89,15 @@ class SseConsumer(AsyncHttpConsumer):
         domain, _ = split_domain_port(self.header("host") or "")
         allowed = settings.ALLOWED_HOSTS or ([".localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
         return bool(domain) and validate_host(domain, allowed)
+
+    async def principal(self, scope: Scope) -> Principal:
+        """The request's principal (credential, browser origin and request rate checked), which
+        must hold ``scope``. Raises 401 / 403 / 429."""
+        site = site_origin(str(self.scope.get("scheme") or "http"), self.header("host") or "")
+        principal = await admit_request(self.header("authorization"), self.header("origin"), site)
+        if not principal.has(scope):
+            raise insufficient_scope(principal, scope)
+        return principal
 
     def query(self, name: str) -> str | None:
         values = parse_qs(self.scope.get("query_string", b"").decode("latin1")).get(name)

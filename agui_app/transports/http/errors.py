@@ -41,6 +41,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         response = Response(exc.payload(), status=exc.status)
         if exc.status == 401:
             response["WWW-Authenticate"] = 'Bearer realm="api"'
+        if isinstance(exc, TooManyRequests):
+            response["Retry-After"] = str(exc.retry_after)
         return response
     response = exception_handler(exc, context)
     if response is None:
@@ -54,6 +56,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         message, details = "Not found.", {}
     elif isinstance(exc, drf_exceptions.ValidationError):
         message, details = "The request is invalid.", {"fields": response.data}
+    elif isinstance(exc, drf_exceptions.Throttled):
+        wait = int(exc.wait or 1)
+        message, details = f"Too many requests; retry in {wait} s.", {"retryAfter": wait}
     else:
         detail = response.data.get("detail", "") if isinstance(response.data, dict) else response.data
         message, details = str(detail), {}

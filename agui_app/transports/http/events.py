@@ -11,19 +11,21 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError, not_found
 from agui_app.events.follow import follow
 from agui_app.events.log import events_after
 from agui_app.models import Thread
-from agui_app.selectors.threads import thread_for_tenant
-from agui_app.transports.auth import authenticate
+from agui_app.selectors.threads import thread_for
+from agui_app.transports.auth import admit_request, insufficient_scope
+from agui_app.transports.browsers import site_origin
 from agui_app.transports.http.consumer import SseConsumer, Stream
 from agui_app.transports.http.errors import error_response
 from agui_app.transports.http.serializers import iso
 from agui_app.transports.inputs import non_negative_int
 
-athread_for_tenant = in_db_thread(thread_for_tenant)
+athread_for = in_db_thread(thread_for)
 aevents_after = in_db_thread(events_after)
 
 
@@ -33,9 +35,8 @@ def wants_event_stream(scope: dict[str, Any]) -> bool:
     return b"last-event-id" in headers or b"text/event-stream" in headers.get(b"accept", b"")
 
 
-async def tenant_thread(authorization: str | None, thread_id: str) -> Thread:
-    tenant = await authenticate(authorization)
-    thread = await athread_for_tenant(tenant, thread_id)
+async def reachable_thread(principal: Principal, thread_id: str) -> Thread:
+    thread = await athread_for(principal, thread_id)
     if thread is None:
         raise not_found("Thread")
     return thread
@@ -47,7 +48,7 @@ class EventsConsumer(SseConsumer):
     methods = ("GET",)
 
     async def open_stream(self) -> Stream:
-        thread = await tenant_thread(self.header("authorization"), self.kwargs["thread_id"])
+        thread = await reachable_thread(await self.principal(Scope.THREADS_READ), self.kwargs["thread_id"])
         after = non_negative_int(self.header("last-event-id") or self.query("after"), "after", 0)
         return follow(thread.pk, after)
 
@@ -58,7 +59,13 @@ async def thread_events(request: HttpRequest, thread_id: str) -> HttpResponse:
     try:
         if request.method != "GET":
             raise ApiError("Use GET.", code="method_not_allowed", status=405)
-        thread = await tenant_thread(request.headers.get("Authorization"), thread_id)
+        site = site_origin(request.scheme or "http", request.get_host())
+        principal = await admit_request(
+            request.headers.get("Authorization"), request.headers.get("Origin"), site
+        )
+        if not principal.has(Scope.THREADS_READ):
+            raise insufficient_scope(principal, Scope.THREADS_READ)
+        thread = await reachable_thread(principal, thread_id)
         after = non_negative_int(request.GET.get("after"), "after", 0)
         limit = non_negative_int(request.GET.get("limit"), "limit", settings.AGUI_EVENTS_PAGE_DEFAULT)
         limit = max(1, min(limit, settings.AGUI_EVENTS_PAGE_MAX))

@@ -36,7 +36,7 @@ def stream_operation(operation_id: str, summary: str, description: str) -> dict[
         },
         "responses": {
             "200": {"description": "The run, as Server-Sent Events (`id: <seq>` per event).", "content": SSE},
-            **{code: ERROR for code in ("400", "401", "404", "409", "413", "415", "422", "429")},
+            **{code: ERROR for code in ("400", "401", "403", "404", "409", "413", "415", "422", "429")},
         },
     }
 
@@ -79,7 +79,7 @@ def add_agui_endpoints(result: dict[str, Any], generator: Any, request: Any, pub
             ],
             "responses": {
                 "200": {"description": "Events", "content": {"application/json": {}, **SSE}},
-                **{code: ERROR for code in ("400", "401", "404")},
+                **{code: ERROR for code in ("400", "401", "403", "404", "429")},
             },
         }
     }
@@ -96,5 +96,5 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "An API key from `manage.py create_api_key`.",
+            "description": "An API key (`manage.py create_api_key`) or a user token (`POST /api/v1/tokens`).",
         }

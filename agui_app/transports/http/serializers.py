@@ -13,6 +13,9 @@ from agui_app.transports.inputs import ID_PATTERN
 class ThreadCreateInput(serializers.Serializer):
     agent = serializers.SlugField()
     threadId = serializers.RegexField(ID_PATTERN, required=False)
+    user = serializers.RegexField(
+        ID_PATTERN, required=False, help_text="The end user who owns it (tenant keys)."
+    )
     title = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     metadata = serializers.DictField(required=False, default=dict)
 
@@ -30,6 +33,7 @@ def thread_summary(thread: Thread) -> dict[str, Any]:
     return {
         "threadId": thread.thread_id,
         "agent": thread.agent.slug,
+        "user": thread.user or None,
         "title": thread.title,
         "metadata": thread.metadata,
         "version": thread.state_version,
@@ -68,6 +72,11 @@ def run_summary(run: Run) -> dict[str, Any]:
         "status": run.status,
         "startedAt": iso(run.started_at),
         "finishedAt": iso(run.finished_at),
+        "usage": {
+            "requests": run.requests,
+            "inputTokens": run.input_tokens,
+            "outputTokens": run.output_tokens,
+        },
     }
     if run.parent_run_id:
         body["parentRunId"] = run.parent_run_id

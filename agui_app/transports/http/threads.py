@@ -11,21 +11,24 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agui_app.errors import ApiError, Unprocessable, not_found
+from agui_app.access import Principal, Scope
+from agui_app.errors import ApiError, Forbidden, Unprocessable, not_found
 from agui_app.models import StateSource, Thread
+from agui_app.selectors.agents import agent_for
 from agui_app.selectors.messages import messages_json, thread_messages
 from agui_app.selectors.runs import active_run, run_for_thread, runs_for_thread
 from agui_app.selectors.threads import (
     loaded_capabilities,
     state_revisions,
-    thread_for_tenant,
-    threads_for_tenant,
+    thread_for,
+    thread_id_taken,
+    threads_for,
 )
 from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch, state_replace
 from agui_app.services.threads import thread_create, thread_delete, thread_update
 from agui_app.transports.http import serializers as out
-from capabilities.selectors import agent_for_tenant, enabled_skill_ids
+from capabilities.selectors import enabled_skill_ids
 
 
 class Pagination(LimitOffsetPagination):
@@ -38,8 +41,17 @@ class JsonPatchParser(JSONParser):
 
 
 class TenantAPIView(APIView):
+    """A view of what the request's principal reaches. ``required_scopes`` maps methods to the scope
+    each needs (see ``transports.http.permissions``: undeclared reads need ``threads:read``, writes ``admin``)."""
+
+    required_scopes: dict[str, Scope] = {}
+
+    @staticmethod
+    def principal(request: Request) -> Principal:
+        return request.user.principal
+
     def thread(self, request: Request, thread_id: str) -> Thread:
-        thread = thread_for_tenant(request.auth, thread_id)
+        thread = thread_for(self.principal(request), thread_id)
         if thread is None:
             raise not_found("Thread")
         return thread
@@ -60,21 +72,40 @@ def detail(thread: Thread) -> dict[str, Any]:
 
 
 class ThreadListView(TenantAPIView):
+    required_scopes = {"GET": Scope.THREADS_READ, "POST": Scope.RUNS}
+
     def get(self, request: Request) -> Response:
-        """Threads, newest first; ``?agent=<slug>`` filters; ``?limit=&offset=`` pages."""
-        threads = threads_for_tenant(request.auth, agent_slug=request.query_params.get("agent"))
+        """Threads, newest first; ``?agent=<slug>`` and (tenant keys) ``?user=<id>`` filter; ``?limit=&offset=`` pages."""
+        threads = threads_for(
+            self.principal(request),
+            agent_slug=request.query_params.get("agent"),
+            user=request.query_params.get("user"),
+        )
         return self.paginate(request, threads, out.thread_summary)
 
     def post(self, request: Request) -> Response:
+        """Create a thread. A user token's thread is its user's; a tenant key may name ``user``."""
+        principal = self.principal(request)
         data = out.ThreadCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        agent = agent_for_tenant(request.auth.pk, data.validated_data["agent"])
+        agent = agent_for(principal, data.validated_data["agent"])
         if agent is None:
             raise not_found("Agent")
+        thread_id = data.validated_data.get("threadId")
+        owner = data.validated_data.get("user")
+        if principal.is_end_user:
+            if owner not in (None, principal.user):
+                raise Forbidden("A user token creates threads for its own user only.", code="not_your_user")
+            if thread_id is None and principal.threads is not None:
+                raise Forbidden("This token is limited to named threads: give a threadId from its list.")
+            if thread_id is not None and thread_id_taken(principal, thread_id):
+                raise not_found("Thread")
+            owner = principal.user
         thread = thread_create(
-            tenant=request.auth,
+            tenant=principal.tenant,
             agent=agent,
-            thread_id=data.validated_data.get("threadId"),
+            thread_id=thread_id,
+            user=owner or "",
             title=data.validated_data["title"],
             metadata=data.validated_data["metadata"],
         )
@@ -82,6 +113,8 @@ class ThreadListView(TenantAPIView):
 
 
 class ThreadDetailView(TenantAPIView):
+    required_scopes = {"GET": Scope.THREADS_READ, "PATCH": Scope.RUNS, "DELETE": Scope.RUNS}
+
     def get(self, request: Request, thread_id: str) -> Response:
         return Response(detail(self.thread(request, thread_id)))
 
@@ -122,6 +155,8 @@ class ThreadRunDetailView(TenantAPIView):
 
 
 class ThreadRunCancelView(TenantAPIView):
+    required_scopes = {"POST": Scope.RUNS}
+
     def post(self, request: Request, thread_id: str, run_id: str) -> Response:
         """Ask the run's process (any process) to cancel it; answers 202 with the run."""
         run = run_for_thread(self.thread(request, thread_id), run_id)
@@ -149,6 +184,7 @@ def state_response(version: int, state: dict[str, Any]) -> Response:
 
 class ThreadStateView(TenantAPIView):
     parser_classes = [JsonPatchParser, JSONParser]
+    required_scopes = {"GET": Scope.THREADS_READ, "PATCH": Scope.STATE_WRITE, "PUT": Scope.STATE_WRITE}
 
     def get(self, request: Request, thread_id: str) -> Response:
         thread = self.thread(request, thread_id)

@@ -3,9 +3,14 @@
 
 from django.urls import path
 
-from agui_app.transports.http import agents, events, registry_agents, registry_skills, threads
+from agui_app.transports.http import agents, events, registry_agents, registry_skills, tenant, threads, tokens
 
 urlpatterns = [
+    path("tenant", tenant.TenantView.as_view(), name="tenant"),
+    path("tenant/token-secret", tenant.TokenSecretView.as_view(), name="tenant-token-secret"),
+    path("tokens", tokens.TokenView.as_view(), name="tokens"),
+    path("tokens/revoke", tokens.TokenRevokeView.as_view(), name="tokens-revoke"),
+    path("usage", tenant.UsageView.as_view(), name="usage"),
     path("agents", registry_agents.AgentListView.as_view(), name="agent-list"),
     path("agents/<slug:agent_slug>", registry_agents.AgentDetailView.as_view(), name="agent"),
     path(

@@ -6,9 +6,13 @@ ORM directly) and sends frames. Event frames carry the logged wire JSON spliced 
 (``follow``) is the only source of events, so they arrive in seq order without gaps or repeats,
 and a follower that fell behind catches up from the database by itself.
 
-Close codes: 4401 authentication failed (bad key, no ``auth`` frame in time), 4404 the thread is
-not reachable with the session's tenants, 4409 the session's tenants hold several such threads.
-Every other error is an ``error`` frame, and the socket stays usable.
+Close codes: 4401 authentication failed (bad key or token, no ``auth`` frame in time, the token
+expired), 4403 a browser page on an origin its tenant does not allow (or holding an API key), 4404
+the thread is not reachable with the session's tenants, 4409 the session's tenants hold several
+such threads. Every other error is an ``error`` frame, and the socket stays usable. A user token
+reaches only its user's threads (another's reads as missing: ``not_found`` frames), and each frame
+needs its scope (``subscribe``/``state.get``: ``threads:read``, ``run``/``cancel``: ``runs``,
+``state.patch``: ``state:write``).
 """
 
 from __future__ import annotations
@@ -24,18 +28,24 @@ import orjson
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.http.request import validate_host
+from django.utils import timezone
 from pydantic import ValidationError
 
+from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
-from agui_app.errors import AmbiguousThread, ApiError, Unprocessable, not_found
+from agui_app.errors import AmbiguousThread, ApiError, Unauthenticated, Unprocessable, not_found
 from agui_app.events.follow import follow
-from agui_app.models import StateSource, Tenant, Thread
+from agui_app.models import StateSource, Thread
 from agui_app.runtime.admission import admit_and_start
+from agui_app.selectors.agents import agent_for
 from agui_app.selectors.runs import run_for_thread
-from agui_app.selectors.threads import staff_thread, thread_for_tenant
+from agui_app.selectors.threads import staff_thread, thread_for
+from agui_app.services.ratelimits import count_run_start
 from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch
-from agui_app.transports.auth import atenant_for_key, bearer_token
+from agui_app.services.tokens import TokenExpired
+from agui_app.transports.auth import aprincipal_for, bearer_token, insufficient_scope
+from agui_app.transports.browsers import origin_refusal, site_origin
 from agui_app.transports.inputs import ID_PATTERN
 from agui_app.transports.ws.frames import (
     FRAMES,
@@ -50,17 +60,18 @@ from agui_app.transports.ws.frames import (
     invalid_frame,
     run_input_from_frame,
 )
-from capabilities.selectors import agent_for_tenant
 
 logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
 CLOSE_AMBIGUOUS = 4409
 EVENT_FRAME = '{"type":"event","seq":%d,"event":%s}'
 
-athread_for_tenant = in_db_thread(thread_for_tenant)
-aagent_for_tenant = in_db_thread(agent_for_tenant)
+athread_for = in_db_thread(thread_for)
+aagent_for = in_db_thread(agent_for)
+acount_run_start = in_db_thread(count_run_start)
 arun_for_thread = in_db_thread(run_for_thread)
 arun_request_cancel = in_db_thread(run_request_cancel)
 
@@ -78,6 +89,13 @@ def staff_session_allowed(user: Any, origin: str | None) -> bool:
 
 
 astaff_thread = in_db_thread(staff_thread)
+FRAME_SCOPES = {
+    "subscribe": Scope.THREADS_READ,
+    "state.get": Scope.THREADS_READ,
+    "run": Scope.RUNS,
+    "cancel": Scope.RUNS,
+    "state.patch": Scope.STATE_WRITE,
+}
 
 
 class ThreadConsumer(AsyncJsonWebsocketConsumer):
@@ -88,7 +106,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.thread_id: str = self.scope["url_route"]["kwargs"]["thread_id"]
-        self.tenant: Tenant | None = None
+        self.principal: Principal | None = None
         self.closing = False
         self.follower: asyncio.Task[None] | None = None
         self.auth_timer: asyncio.Task[None] | None = None
@@ -109,7 +127,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             except ApiError as exc:
                 await self.refuse(exc, CLOSE_NOT_FOUND)
                 return
-            self.tenant = thread.tenant
+            self.principal = Principal.for_session(thread.tenant, user_pk=self.scope["user"].pk)
         else:
             self.auth_timer = asyncio.create_task(self.expire_auth(), name=f"agui-ws-auth-{self.thread_id}")
 
@@ -156,18 +174,32 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         try:
-            if self.tenant is None and kind != "auth":
+            if self.principal is None and kind != "auth":
                 await self.send_error(
                     "unauthenticated", 'Authenticate first: {"type":"auth","apiKey":"..."}.', ref=kind
                 )
                 return
+            if self.principal is not None and self.principal.expired(timezone.now()):
+                error = (
+                    TokenExpired("The token has expired; authenticate again with a new one.")
+                    if self.principal.is_end_user
+                    else Unauthenticated("The API key has expired.")
+                )
+                await self.refuse(error, CLOSE_UNAUTHENTICATED, ref=kind)
+                return
+            if (
+                kind in FRAME_SCOPES
+                and self.principal is not None
+                and not self.principal.has(FRAME_SCOPES[kind])
+            ):
+                raise insufficient_scope(self.principal, FRAME_SCOPES[kind])
             try:
                 frame = model.model_validate(content)
             except ValidationError as exc:
                 raise invalid_frame(kind, exc) from exc
             await getattr(self, "on_" + kind.replace(".", "_"))(frame)
         except ApiError as exc:
-            if kind == "auth" and self.tenant is None:
+            if kind == "auth" and self.principal is None:
                 await self.refuse(exc, CLOSE_UNAUTHENTICATED, ref=kind)
             else:
                 await self.send_error(exc.code, exc.message, ref=kind, details=exc.details)
@@ -176,7 +208,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             await self.send_error("internal_error", "The frame could not be handled.", ref=kind)
 
     async def on_auth(self, frame: AuthFrame) -> None:
-        if self.tenant is not None:
+        if self.principal is not None:
             raise ApiError("This socket is already authenticated.", code="already_authenticated")
         await self.authenticate_key(frame.api_key, ref="auth")
 
@@ -195,7 +227,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def on_run(self, frame: RunFrame) -> None:
         """Start a run like ``POST /api/v1/agents/{agent}``; an unsubscribed socket then follows
         the log from the run's admission, so the client sees it from ``RUN_STARTED``."""
-        assert self.tenant is not None
+        assert self.principal is not None
         run_input = run_input_from_frame(frame)
         if run_input.thread_id != self.thread_id:
             raise Unprocessable(
@@ -203,10 +235,11 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                 code="thread_mismatch",
                 details={"fields": [{"field": "input.threadId", "message": "not this socket's thread"}]},
             )
-        agent = await aagent_for_tenant(self.tenant.pk, frame.agent)
+        agent = await aagent_for(self.principal, frame.agent)
         if agent is None:
             raise not_found("Agent")
-        admission = await admit_and_start(tenant=self.tenant, agent=agent, run_input=run_input)
+        await acount_run_start(self.principal)
+        admission = await admit_and_start(principal=self.principal, agent=agent, run_input=run_input)
         if self.follower is None or self.follower.done():
             await self.start_following(admission.thread.pk, admission.cursor)
 
@@ -243,19 +276,33 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     # --- authentication ---------------------------------------------------------------------
 
     async def authenticate_key(self, raw_key: str | None, *, ref: str | None) -> None:
-        tenant = await atenant_for_key(raw_key)
-        if tenant is None:
+        """A key or a user token; a browser page held to its tenant's origins (``transports.browsers``)."""
+        try:
+            principal = await aprincipal_for(raw_key)
+        except Unauthenticated as exc:  # an expired token
+            await self.refuse(exc, CLOSE_UNAUTHENTICATED, ref=ref)
+            return
+        if principal is None:
             await self.refuse(
-                ApiError("Invalid API key.", code="unauthenticated"), CLOSE_UNAUTHENTICATED, ref=ref
+                ApiError("Invalid API key or user token.", code="unauthenticated"),
+                CLOSE_UNAUTHENTICATED,
+                ref=ref,
             )
             return
-        self.tenant = tenant
+        scheme = "https" if self.scope.get("scheme") == "wss" else "http"
+        refusal = origin_refusal(
+            principal, self.header("origin"), site=site_origin(scheme, self.header("host") or "")
+        )
+        if refusal is not None:
+            await self.refuse(refusal, CLOSE_FORBIDDEN, ref=ref)
+            return
+        self.principal = principal
         if self.auth_timer is not None:
             self.auth_timer.cancel()
 
     async def expire_auth(self) -> None:
         await asyncio.sleep(settings.AGUI_WS_AUTH_TIMEOUT_SECONDS)
-        if self.tenant is None and not self.closing:
+        if self.principal is None and not self.closing:
             seconds = settings.AGUI_WS_AUTH_TIMEOUT_SECONDS
             error = ApiError(f"No auth frame within {seconds:g} s.", code="auth_timeout")
             await self.refuse(error, CLOSE_UNAUTHENTICATED)
@@ -268,8 +315,8 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     async def current_thread(self) -> Thread:
         """The thread as stored now (it may have been created by a run, or deleted, meanwhile)."""
-        assert self.tenant is not None
-        thread = await athread_for_tenant(self.tenant, self.thread_id)
+        assert self.principal is not None
+        thread = await athread_for(self.principal, self.thread_id)
         if thread is None:
             raise not_found("Thread")
         return thread

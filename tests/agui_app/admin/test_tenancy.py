@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from agui_app.models import ApiKey, Membership, Tenant
-from agui_app.services.tenancy import api_key_create, tenant_for_key
+from agui_app.services.keys import api_key_create, key_principal
 
 pytestmark = pytest.mark.django_db
 
@@ -26,13 +26,15 @@ def test_adding_a_key_shows_it_once_and_stores_only_its_hash(
     admin_client: Client, owner_tenant: Tenant
 ) -> None:
     url = reverse("admin:agui_app_apikey_add")
-    response = admin_client.post(url, {"tenant": owner_tenant.pk, "name": "ci"}, follow=True)
+    response = admin_client.post(
+        url, {"tenant": owner_tenant.pk, "name": "ci", "scope": "admin"}, follow=True
+    )
     [shown] = [m.message for m in response.context["messages"] if "copy it now" in m.message]
     raw = re.search(r"agui_\S+", shown).group(0)
     assert raw in response.content.decode()
     key = ApiKey.objects.get(tenant=owner_tenant, name="ci")
     assert raw not in (key.hashed_key, key.prefix) and key.matches(raw)
-    assert tenant_for_key(raw) == owner_tenant
+    assert key_principal(raw).tenant == owner_tenant
     page = admin_client.get(reverse("admin:agui_app_apikey_change", args=[key.pk])).content.decode()
     assert raw not in page and key.hashed_key not in page
 
@@ -56,7 +58,7 @@ def test_the_revoke_action_revokes_the_selected_keys(admin_client: Client, owner
     )
     key.refresh_from_db()
     assert key.revoked_at is not None
-    assert tenant_for_key(raw) is None
+    assert key_principal(raw) is None
 
 
 def test_members_see_only_their_tenants_keys_and_cannot_delete_them(

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from agui_app.models import ApiKey, Membership, Tenant
-from agui_app.services.tenancy import tenant_for_key
+from agui_app.services.keys import key_principal
 from capabilities.models import Agent, AgentSkill, Skill, SkillVersion
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +43,7 @@ def edit_weather_in_admin(django_user_model: Any) -> None:
 
 def test_a_first_seed_creates_the_tenant_agent_skills_and_one_key(db) -> None:
     key, err = seed()
-    tenant = tenant_for_key(key)
+    tenant = key_principal(key).tenant
     assert tenant is not None and tenant.slug == "demo"
     agent = Agent.objects.get(tenant=tenant, slug="assistant")
     assert agent.model == "demo"
@@ -70,7 +70,7 @@ def test_seeding_twice_after_an_admin_edit_keeps_the_edit_and_the_key(django_use
     assert weather.instructions == EDITED
     assert SkillVersion.objects.count() == versions
     assert ApiKey.objects.count() == 1
-    assert tenant_for_key(key) is not None
+    assert key_principal(key) is not None
 
 
 def test_an_agent_changed_or_a_skill_detached_stays_so(db) -> None:

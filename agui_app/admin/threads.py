@@ -1,10 +1,5 @@
-"""Django admin for tenants, API keys, memberships and (read-only) threads.
-
-Scoped to the user's tenants by ``capabilities.admin_scoping`` (see its docstring for the
-permission model). Tenants and memberships define who sees what, so only superusers change
-them; members view theirs. Threads are read-only but for one write: replacing the shared state,
-which goes through ``state_replace`` like every other state writer.
-"""
+"""Django admin for threads: read-only, but for one write — replacing the shared state, which goes
+through ``state_replace`` like every other state writer."""
 
 from __future__ import annotations
 
@@ -22,11 +17,15 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from agui_app.errors import PreconditionFailed, Unprocessable
-from agui_app.models import ApiKey, LoadedCapability, Membership, Run, StateSource, Tenant, Thread
+from agui_app.models import (
+    LoadedCapability,
+    Run,
+    StateSource,
+    Thread,
+)
 from agui_app.selectors.messages import messages_json, thread_messages
 from agui_app.selectors.threads import state_revisions
 from agui_app.services.state import StateTooLarge, state_replace
-from agui_app.services.tenancy import api_key_create, api_keys_revoke
 from capabilities.admin_forms import PrettyJSONField, monospace
 from capabilities.admin_scoping import TenantScopedAdmin, TenantScopedInline
 
@@ -35,67 +34,6 @@ RECENT_REVISIONS = 20
 
 def pretty_json(value: Any) -> str:
     return format_html('<pre class="agui-json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False))
-
-
-@admin.register(Tenant)
-class TenantAdmin(TenantScopedAdmin):
-    tenant_lookup = "pk"
-    member_writes = False
-    list_display = ["slug", "name", "created_at"]
-    search_fields = ["slug", "name"]
-
-
-@admin.register(Membership)
-class MembershipAdmin(TenantScopedAdmin):
-    member_writes = False
-    list_display = ["user", "tenant"]
-    list_filter = [("tenant", admin.RelatedOnlyFieldListFilter)]
-    list_select_related = ["user", "tenant"]
-    raw_id_fields = ["user"]
-    search_fields = ["user__username", "tenant__slug"]
-
-
-@admin.register(ApiKey)
-class ApiKeyAdmin(TenantScopedAdmin):
-    """Keys are created by ``api_key_create``: the raw key is shown once, only its hash is stored.
-    Members create and revoke keys of their tenants; deleting (losing the audit trail) is for
-    superusers."""
-
-    list_display = ["tenant", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
-    list_filter = [("tenant", admin.RelatedOnlyFieldListFilter), ("revoked_at", admin.EmptyFieldListFilter)]
-    list_select_related = ["tenant"]
-    search_fields = ["name", "prefix"]
-    actions = ["revoke"]
-
-    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
-        if obj is None:
-            return ["tenant", "name"]
-        return ["tenant", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
-        return [] if obj is None else ["tenant", "prefix", "created_at", "last_used_at", "revoked_at"]
-
-    def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
-        return request.user.is_superuser and super().has_delete_permission(request, obj)
-
-    def save_model(self, request: HttpRequest, obj: ApiKey, form: forms.ModelForm, change: bool) -> None:
-        if change:
-            obj.save(update_fields=["name"])
-            return
-        raw = api_key_create(tenant=obj.tenant, name=obj.name)
-        obj.pk = ApiKey.objects.only("pk").get(prefix=ApiKey.prefix_of(raw)).pk
-        obj.refresh_from_db()
-        obj._state.adding = False
-        messages.success(
-            request,
-            f"The new API key of {obj.tenant} is {raw} — copy it now: it is stored hashed and will not be "
-            "shown again.",
-        )
-
-    @admin.action(description="Revoke selected API keys", permissions=["change"])
-    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        count = api_keys_revoke(keys=queryset)
-        self.message_user(request, f"{count} API key(s) revoked.", messages.SUCCESS)
 
 
 # --- threads --------------------------------------------------------------------------------
