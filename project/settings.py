@@ -273,6 +273,8 @@ AGUI_SKILL_IMPORT_MAX_BYTES = env_int("AGUI_SKILL_IMPORT_MAX_BYTES", 10 * 1024 *
 AGUI_REGISTRY_MAX_BODY_BYTES = env_int("AGUI_REGISTRY_MAX_BODY_BYTES", 1024 * 1024)  # agent/skill JSON
 AGUI_SCHEMA_MAX_BYTES = env_int("AGUI_SCHEMA_MAX_BYTES", 64 * 1024)  # state and output JSON Schemas
 AGUI_WEBSOCKET_ENABLED = env_bool("AGUI_WEBSOCKET_ENABLED", True)
+# Webhooks and MCP servers may call private, loopback and link-local addresses (off: refused).
+AGUI_OUTBOUND_ALLOW_PRIVATE = env_bool("AGUI_OUTBOUND_ALLOW_PRIVATE", False)
 AGUI_WS_MAX_FRAME_BYTES = env_int("AGUI_WS_MAX_FRAME_BYTES", 1024 * 1024)
 AGUI_WS_AUTH_TIMEOUT_SECONDS = env_float("AGUI_WS_AUTH_TIMEOUT_SECONDS", 10.0)
 AGUI_TOOL_MODULES = env_list("AGUI_TOOL_MODULES", ["capabilities.tools.builtin", "capabilities.tools.demo"])
