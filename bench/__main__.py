@@ -18,6 +18,9 @@ real server process, and prints ONE JSON document on stdout (progress goes to st
 - ``fanout_events_per_s``: events delivered to 200 SSE followers of one thread while a run streams.
 - ``replay_10k_s``: a reconnecting client (SSE, ``?after=0``) catching up 10,000 logged events.
   Target < 0.3 s.
+- ``turn_cost_1000_vs_1``, ``log_bytes_per_turn_at_1000``, ``state_patch_1mb_ms_p50``/``_p99``,
+  ``idle_followers_10k`` (``bench.growth``: what grows with history, state size and idle streams;
+  ``--quick`` measures at 200 turns and 300 followers, ``history_turns``/``followers`` say so).
 - ``delta_1mb_ms`` / ``delta_vs_make_patch`` (``bench.state``), ``catalog_reduction`` /
   ``assembly_ms_50_skills`` (``bench.catalog``, skipped with a reason when it is absent).
 - ``producer_events_per_s`` / ``pipeline_vs_producer``: pydantic-ai's AG-UI adapter producing the
@@ -81,6 +84,10 @@ def settings_for(quick: bool) -> dict[str, Any]:
             "peer_rounds": 3,
             "peer_tiny_runs": 20,
             "peer_concurrency": [50],
+            "history_turns": 200,
+            "state_patches": 30,
+            "idle_followers": 300,
+            "idle_seconds": 6.0,
         }
     return {
         "rounds": 7,
@@ -93,6 +100,10 @@ def settings_for(quick: bool) -> dict[str, Any]:
         "peer_rounds": 5,
         "peer_tiny_runs": 50,
         "peer_concurrency": [50, 200],
+        "history_turns": 1000,
+        "state_patches": 100,
+        "idle_followers": 2000,
+        "idle_seconds": 10.0,
     }
 
 
@@ -304,6 +315,13 @@ def main(argv: list[str] | None = None) -> int:
                 "replay_10k_s": replay.get("replay_10k_s"),
             }
         )
+        from bench import growth
+
+        log(
+            f"growth: {cfg['history_turns']} turns, 1 MB state patches, {cfg['idle_followers']} idle followers"
+        )
+        growth_details = run_async(growth.measure(server, cfg))
+        result.update(growth_details.pop("figures"))
         peer_details = compare_with_peer(server, db, cfg, rng)
         result.update(peer_details.get("figures", {}))
         server_options = server.describe()
@@ -333,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     problems = problems_of(sections)
     if "error" in comparison:
         problems["server_comparison"] = comparison["error"]
+    for name, section in growth_details.items():
+        if "error" in section:
+            problems[f"growth_{name}"] = section["error"]
     if "error" in peer_details:
         problems["peer_comparison"] = peer_details["error"]
     result.update(
@@ -365,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
                 "state": state_details,
                 "catalog": catalog_details,
                 "pydantic_ai_peer": peer_details,
+                "growth": growth_details,
                 "server_comparison": comparison,
             },
         }
