@@ -149,20 +149,24 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # A dead Redis host must not hang a connect: the hub degrades and retries (events.hub).
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_connect_timeout": 2}]},
         }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # --- Cache (rate limits, the token and origin caches) -------------------------------------
-# Shared by every process with Redis; with local memory each process counts on its own.
+# Shared by every process with Redis; with local memory each process counts on its own (also
+# while Redis is down: agui_app.fallback_cache serves from local memory then).
+AGUI_CACHE_RETRY_SECONDS = env_float("AGUI_CACHE_RETRY_SECONDS", 5.0)
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "agui_app.fallback_cache.FallbackRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "agui",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
         }
     }
 else:
@@ -252,6 +256,7 @@ AGUI_EVENTS_PAGE_MAX = env_int("AGUI_EVENTS_PAGE_MAX", 10000)
 AGUI_SUBSCRIBER_BUFFER = env_int("AGUI_SUBSCRIBER_BUFFER", 10000)
 AGUI_DB_THREADS = env_int("AGUI_DB_THREADS", 8)  # shared threads (and connections) for async code's ORM work
 AGUI_FOLLOW_POLL_SECONDS = env_float("AGUI_FOLLOW_POLL_SECONDS", 2.0)  # idle log poll of followers
+AGUI_LAYER_CHECK_SECONDS = env_float("AGUI_LAYER_CHECK_SECONDS", 5.0)  # channel layer check / reconnect
 AGUI_RUN_HEARTBEAT_SECONDS = env_float("AGUI_RUN_HEARTBEAT_SECONDS", 5.0)
 AGUI_RUN_STALE_SECONDS = env_float("AGUI_RUN_STALE_SECONDS", 30.0)
 AGUI_TENANT_MAX_ACTIVE_RUNS = env_int("AGUI_TENANT_MAX_ACTIVE_RUNS", 200)  # a tenant's own limit wins
