@@ -77,6 +77,23 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# --- HTTPS deployment (all off by default: `runserver` on http must keep working) -------------
+# Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https (only if
+# the proxy always sets or strips that header); `manage.py check --deploy` lists what is still off.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", [r"^healthz$", r"^readyz$"])  # plain-http probes
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+_proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
+if _proxy_header and (len(_proxy_header) != 2 or not _proxy_header[0].startswith("HTTP_")):
+    raise ImproperlyConfigured(
+        f"SECURE_PROXY_SSL_HEADER is 'HTTP_<HEADER>,<value>', e.g. HTTP_X_FORWARDED_PROTO,https; got {_proxy_header!r}"
+    )
+SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1]) if _proxy_header else None
+
 INSTALLED_APPS = [
     "daphne",  # provides the Channels-aware `runserver`
     "django.contrib.admin",
