@@ -3,6 +3,7 @@ of what it left open, then ``RUN_ERROR``, so a client replaying the log gets a v
 
 from __future__ import annotations
 
+import json
 import threading
 
 import httpx
@@ -11,6 +12,7 @@ from ag_ui_validate.pytest_plugin import validate_agui
 from django.db import transaction
 from django.utils import timezone
 
+from agui_app.events.closing import json_completion
 from agui_app.events.log import append_events
 from agui_app.events.shape import PendingEvent, run_started, state_snapshot
 from agui_app.models import Event, Run, RunStatus
@@ -97,21 +99,50 @@ def test_recovery_closes_what_the_dead_run_left_open(api, agent, variant) -> Non
     assert Event.objects.filter(thread=run.thread).count() == len(events)
 
 
-def test_a_tool_call_cut_mid_arguments_is_closed_though_its_arguments_stay_cut(api, agent) -> None:
-    """The arguments already sent cannot be taken back: the call is ended, and the validator's only
-    complaint left is that its arguments do not parse (the run's RUN_ERROR says it never ran)."""
+@pytest.mark.parametrize(
+    ("sent", "rest"),
+    [
+        ('{"text": "mil', '"}'),
+        ('{"items": [1, 2', "]}"),
+        ('{"a": {"b": tr', "ue}}"),
+        ('{"n": -', "0}"),
+        ('{"key', '":null}'),
+        ('{"a": 1, ', '"":null}'),
+    ],
+)
+def test_a_tool_call_cut_mid_arguments_is_mended_and_closed(api, agent, sent, rest) -> None:
+    """The arguments already sent cannot be taken back: recovery sends what makes them parse."""
     run = dead_run(agent, "t-cut")
     cut = [
         raw("TOOL_CALL_START", toolCallId="c1", toolCallName="add_todo"),
-        raw("TOOL_CALL_ARGS", toolCallId="c1", delta='{"text": "mil'),
+        raw("TOOL_CALL_ARGS", toolCallId="c1", delta=sent[: len(sent) // 2]),
+        raw("TOOL_CALL_ARGS", toolCallId="c1", delta=sent[len(sent) // 2 :]),
     ]
     with transaction.atomic():
         append_events(run.thread_id, [run_started(thread_id="t-cut", run_id=run.run_id), *cut], run_pk=run.pk)
     runs_recover_stale()
     events = replay(api, "t-cut")
-    assert [e["type"] for e in events[-2:]] == ["TOOL_CALL_END", "RUN_ERROR"]
-    report = validate_agui(events)
-    assert [d.rule for d in report.diagnostics if d.severity == "error"] == ["AGUI204"]
+    assert [e["type"] for e in events[-3:]] == ["TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_ERROR"]
+    assert events[-3]["delta"] == rest
+    assert_valid(events)
+
+
+DOCUMENTS = [
+    {"text": 'milk "2%" \\ é 😀', "n": -12.5e3, "ok": True, "no": None, "l": [1, [2, {}], "x", False]},
+    {"a": [{"b": "c"}, {"d": 1.0, "e": "\u00e9"}], "empty": {}, "list": []},
+    [],
+    ["a", 1, None],
+]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+@pytest.mark.parametrize("dumps", [{}, {"ensure_ascii": False}, {"separators": (",", ":")}, {"indent": 2}])
+def test_every_prefix_of_a_document_is_completed_to_json(document, dumps) -> None:
+    text = json.dumps(document, **dumps)
+    for end in range(1, len(text) + 1):
+        prefix = text[:end]
+        json.loads(prefix + json_completion(prefix))  # raises if the completion does not parse
+    assert json_completion(text) == ""
 
 
 def test_a_run_that_died_before_its_first_event_gets_a_whole_stream(api, agent) -> None:
