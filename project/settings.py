@@ -77,6 +77,23 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# --- HTTPS deployment (all off by default: `runserver` on http must keep working) -------------
+# Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https (only if
+# the proxy always sets or strips that header); `manage.py check --deploy` lists what is still off.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", [r"^healthz$", r"^readyz$"])  # plain-http probes
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+_proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
+if _proxy_header and (len(_proxy_header) != 2 or not _proxy_header[0].startswith("HTTP_")):
+    raise ImproperlyConfigured(
+        f"SECURE_PROXY_SSL_HEADER is 'HTTP_<HEADER>,<value>', e.g. HTTP_X_FORWARDED_PROTO,https; got {_proxy_header!r}"
+    )
+SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1]) if _proxy_header else None
+
 INSTALLED_APPS = [
     "daphne",  # provides the Channels-aware `runserver`
     "django.contrib.admin",
@@ -149,20 +166,24 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # A dead Redis host must not hang a connect: the hub degrades and retries (events.hub).
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_connect_timeout": 2}]},
         }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # --- Cache (rate limits, the token and origin caches) -------------------------------------
-# Shared by every process with Redis; with local memory each process counts on its own.
+# Shared by every process with Redis; with local memory each process counts on its own (also
+# while Redis is down: agui_app.fallback_cache serves from local memory then).
+AGUI_CACHE_RETRY_SECONDS = env_float("AGUI_CACHE_RETRY_SECONDS", 5.0)
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "agui_app.fallback_cache.FallbackRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "agui",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
         }
     }
 else:
@@ -252,6 +273,7 @@ AGUI_EVENTS_PAGE_MAX = env_int("AGUI_EVENTS_PAGE_MAX", 10000)
 AGUI_SUBSCRIBER_BUFFER = env_int("AGUI_SUBSCRIBER_BUFFER", 10000)
 AGUI_DB_THREADS = env_int("AGUI_DB_THREADS", 8)  # shared threads (and connections) for async code's ORM work
 AGUI_FOLLOW_POLL_SECONDS = env_float("AGUI_FOLLOW_POLL_SECONDS", 2.0)  # idle log poll of followers
+AGUI_LAYER_CHECK_SECONDS = env_float("AGUI_LAYER_CHECK_SECONDS", 5.0)  # channel layer check / reconnect
 AGUI_RUN_HEARTBEAT_SECONDS = env_float("AGUI_RUN_HEARTBEAT_SECONDS", 5.0)
 AGUI_RUN_STALE_SECONDS = env_float("AGUI_RUN_STALE_SECONDS", 30.0)
 AGUI_TENANT_MAX_ACTIVE_RUNS = env_int("AGUI_TENANT_MAX_ACTIVE_RUNS", 200)  # a tenant's own limit wins

@@ -1,7 +1,9 @@
 """Django admin for tenants (browser origins, limits, quotas, usage), API keys and memberships.
 
 Tenants and memberships define who sees what, so only superusers change them (and set limits and
-quotas); members view theirs. Members create, rotate and revoke their tenants' keys.
+quotas); members view theirs. Members create, rotate and revoke their tenants' keys. A new key is
+shown on the response page itself (``apikey/shown.html``, not cached), never through Django's
+messages, whose cookie is signed but readable.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 
 from agui_app.errors import Unprocessable
 from agui_app.models import (
@@ -168,11 +172,24 @@ class ApiKeyAdmin(TenantScopedAdmin):
         obj.pk = ApiKey.objects.only("pk").get(prefix=ApiKey.prefix_of(raw)).pk
         obj.refresh_from_db()
         obj._state.adding = False
-        messages.success(
-            request,
-            f"The new API key of {obj.tenant} is {raw} — copy it now: it is stored hashed and will not be "
-            "shown again.",
-        )
+        request._agui_new_keys = [(obj, raw)]  # type: ignore[attr-defined]  (for response_add, in memory only)
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        new_keys = getattr(request, "_agui_new_keys", None)
+        if not new_keys:
+            return super().response_add(request, obj, post_url_continue)
+        return self.keys_shown(request, new_keys, title="New API key")
+
+    def keys_shown(
+        self, request: HttpRequest, keys: list[tuple[ApiKey, str]], *, title: str, note: str = ""
+    ) -> TemplateResponse:
+        """The page that shows raw keys once: in its body only, with ``Cache-Control: no-store``."""
+        context = {**self.admin_site.each_context(request), "title": title, "keys": keys, "note": note}
+        response = TemplateResponse(request, "admin/agui_app/apikey/shown.html", context)
+        add_never_cache_headers(response)
+        return response
 
     @admin.action(description="Revoke selected API keys", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
@@ -182,17 +199,20 @@ class ApiKeyAdmin(TenantScopedAdmin):
     @admin.action(
         description="Rotate selected API keys (the old ones work for a grace period)", permissions=["change"]
     )
-    def rotate(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+    def rotate(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> TemplateResponse | None:
         grace = timedelta(seconds=settings.AGUI_KEY_ROTATION_GRACE_SECONDS)
+        successors: list[tuple[ApiKey, str]] = []
         for key in queryset.select_related("tenant"):
             try:
                 raw = api_key_rotate(key=key, grace=grace)
             except InvalidApiKey as exc:
                 self.message_user(request, str(exc), messages.ERROR)
                 continue
-            self.message_user(
-                request,
-                f"The successor of {key.prefix}… ({key.tenant}/{key.name}) is {raw} — copy it now: it will not be "
-                f"shown again. The old key works until {timezone.localtime(timezone.now() + grace):%Y-%m-%d %H:%M}.",
-                messages.SUCCESS,
+            successors.append(
+                (ApiKey.objects.select_related("tenant").get(prefix=ApiKey.prefix_of(raw)), raw)
             )
+        if not successors:
+            return None
+        until = timezone.localtime(timezone.now() + grace)
+        note = f"The old keys work until {until:%Y-%m-%d %H:%M}."
+        return self.keys_shown(request, successors, title="Rotated API keys", note=note)

@@ -4,7 +4,9 @@ The follower subscribes to the hub *before* reading the log, so an event is eith
 read or in the live buffer (or both: duplicates are dropped by seq). A live event beyond the
 next expected seq means one was missed on the way (another process's message not here yet, or
 an overflow): the missing range is read from the log. When idle, the log is polled as a
-safety net for a lost cross-process message.
+safety net for a lost cross-process message. Whenever a follower reads the log to catch up, it
+reads page after page at replay speed until it is level with the log (a short page), never one
+page per poll.
 """
 
 from __future__ import annotations
@@ -43,33 +45,48 @@ async def follow(
     last_poll = time.monotonic()
     subscription = await get_hub().subscribe(str(thread_pk))
     cursor = Cursor(after, stop)
-    try:
-        while True:  # replay what is already logged
+
+    async def catch_up() -> AsyncIterator[list[LoggedEvent]]:
+        """Read the log page after page at replay speed until a short page: then it is live again."""
+        while True:
             page = await aevents_after(thread_pk, cursor.last, limit=PAGE)
             batch = cursor.take(page)
             if batch:
                 yield batch
-            if cursor.stopped:
+            if cursor.stopped or len(page) < PAGE:
                 return
-            if len(page) < PAGE:
-                break
+
+    try:
+        async for batch in catch_up():  # replay what is already logged
+            yield batch
+        if cursor.stopped:
+            return
         while True:
+            behind = False
             try:
                 live = await subscription.next_batch(tick_seconds)
-            except SubscriberOverflow:
-                live = await aevents_after(thread_pk, cursor.last, limit=PAGE)
+            except SubscriberOverflow:  # events were dropped for this follower: the log has them
+                live, behind = None, True
             if live is None and time.monotonic() - last_poll >= poll_seconds:
+                behind = True  # the idle safety net for a lost cross-process message
+            if live and live[0].seq > cursor.last + 1:  # missed some on the way here
+                behind = True
+            if behind:
                 last_poll = time.monotonic()
-                live = await aevents_after(thread_pk, cursor.last, limit=PAGE)
-            live = live or []
-            if live and live[0].seq > cursor.last + 1:  # missed some on the way here: read them
-                live = await aevents_after(thread_pk, cursor.last, limit=live[0].seq - cursor.last - 1) + live
-            batch = cursor.take(live)
-            if cursor.hole:  # batches of two processes arrived out of order: the log has them all
-                batch += cursor.take(await aevents_after(thread_pk, cursor.last, limit=PAGE))
+                async for batch in catch_up():
+                    yield batch
+                if cursor.stopped:
+                    return
+            batch = cursor.take(live or [])
+            hole = cursor.hole  # batches of two processes arrived out of order: the log has them all
             yield batch
             if cursor.stopped:
                 return
+            if hole:
+                async for batch in catch_up():
+                    yield batch
+                if cursor.stopped:
+                    return
     finally:
         await subscription.close()
 

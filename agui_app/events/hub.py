@@ -10,6 +10,10 @@ to other processes through the channel layer.
   buffer dropped; it then catches up from the database log (see ``follow``), so a slow client
   can neither stall a run nor grow memory without bound.
 - Control messages (cancel a run) go to ``agui.control``, which every process joins.
+- A channel layer that cannot be reached (Redis down at start-up, or gone later) degrades the hub
+  instead of failing it: local followers still get events directly, other processes' events reach
+  followers through their log poll (and a run's cancel through the heartbeat's flag), and the hub
+  reconnects in the background, rejoining its groups. ``layer_status()`` says which it is.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,6 +38,8 @@ from agui_app.process import PROCESS_ID
 logger = logging.getLogger(__name__)
 
 CONTROL_GROUP = "agui.control"
+HEALTH_GROUP = "agui.health"  # nobody joins it: a publish there only proves the layer answers
+CONNECT_TIMEOUT_SECONDS = 5.0
 
 
 def thread_group(key: str) -> str:
@@ -130,20 +137,74 @@ class Hub:
         self._tasks: list[asyncio.Task[None]] = []
         self._start_lock = asyncio.Lock()
         self._started = False
+        self._reader_task: asyncio.Task[None] | None = None
+        self.degraded_since: float | None = None  # time.time() of the failure, while degraded
+        self.layer_error: str | None = None
 
     async def ensure_started(self) -> None:
+        """Start the hub; never raises for an unreachable layer (the hub starts degraded then)."""
         if self._started:
             return
         async with self._start_lock:
             if self._started:
                 return
             if self.remote:
-                assert self.layer is not None
-                self.channel = await self.layer.new_channel("agui.hub.")
-                await self.layer.group_add(CONTROL_GROUP, self.channel)
-                self._tasks.append(spawn_detached(self._reader(), name="agui-hub-reader"))
+                try:
+                    await self._connect()
+                except Exception as exc:
+                    self._degrade(exc)
                 self._tasks.append(spawn_detached(self._sender(), name="agui-hub-sender"))
+                self._tasks.append(spawn_detached(self._watch(), name="agui-hub-watch"))
             self._started = True
+
+    @property
+    def degraded(self) -> bool:
+        return self.degraded_since is not None
+
+    async def _connect(self) -> None:
+        """Take a channel, join the control group and every group a follower here watches."""
+        assert self.layer is not None
+        self.channel = await asyncio.wait_for(self.layer.new_channel("agui.hub."), CONNECT_TIMEOUT_SECONDS)
+        for group in [CONTROL_GROUP, *(thread_group(key) for key in list(self.subscriptions))]:
+            await asyncio.wait_for(self.layer.group_add(group, self.channel), CONNECT_TIMEOUT_SECONDS)
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+        self._reader_task = spawn_detached(self._reader(self.channel), name="agui-hub-reader")
+        if self.degraded:
+            logger.warning("channel layer reachable again: live events cross processes again")
+        self.degraded_since, self.layer_error = None, None
+
+    def _degrade(self, exc: BaseException) -> None:
+        if not self.degraded:
+            logger.error(
+                "channel layer unreachable (%s: %s): followers fall back to the log poll; reconnecting",
+                type(exc).__name__,
+                exc,
+            )
+            self.degraded_since = time.time()
+        self.layer_error = f"{type(exc).__name__}: {exc}"
+        self._outbox.items.clear()  # other processes read these events from the log
+
+    async def _watch(self) -> None:
+        """Check a healthy layer now and then; reconnect a degraded one (a fresh connection)."""
+        assert self.layer is not None
+        while True:
+            await asyncio.sleep(settings.AGUI_LAYER_CHECK_SECONDS)
+            try:
+                if not self.degraded:
+                    await asyncio.wait_for(
+                        self.layer.group_send(HEALTH_GROUP, {"type": "agui.health"}), CONNECT_TIMEOUT_SECONDS
+                    )
+                    continue
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(
+                        self.layer.flush(), CONNECT_TIMEOUT_SECONDS
+                    )  # drop dead connections
+                await self._connect()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._degrade(exc)
 
     # --- followers -----------------------------------------------------------------------
 
@@ -153,9 +214,14 @@ class Hub:
         subscription = Subscription(self, key, settings.AGUI_SUBSCRIBER_BUFFER)
         subscribers = self.subscriptions.setdefault(key, set())
         subscribers.add(subscription)
-        if self.remote and len(subscribers) == 1:
+        if self.remote and len(subscribers) == 1 and not self.degraded:
             assert self.layer is not None and self.channel is not None
-            await self.layer.group_add(thread_group(key), self.channel)
+            try:
+                await asyncio.wait_for(
+                    self.layer.group_add(thread_group(key), self.channel), CONNECT_TIMEOUT_SECONDS
+                )
+            except Exception as exc:  # the follower polls the log meanwhile; reconnecting rejoins the group
+                self._degrade(exc)
         return subscription
 
     async def unsubscribe(self, subscription: Subscription) -> None:
@@ -179,7 +245,7 @@ class Hub:
     def publish(self, key: str, events: Sequence[LoggedEvent], *, remote: bool = True) -> None:
         """Deliver committed events locally now, and to other processes in order. Loop thread only."""
         self.dispatch(key, events)
-        if remote and self.remote:
+        if remote and self.remote and not self.degraded:
             rows = [[e.seq, e.run_id, e.type, e.data] for e in events]
             message = {"type": "agui.events", "origin": PROCESS_ID, "thread": key, "events": rows}
             self._outbox.put(thread_group(key), message)
@@ -189,7 +255,7 @@ class Hub:
         message = {**message, "origin": PROCESS_ID}
         for handler in self.control_handlers:
             handler(message)
-        if self.remote:
+        if self.remote and not self.degraded:
             self._outbox.put(CONTROL_GROUP, message)
 
     async def _sender(self) -> None:
@@ -197,15 +263,15 @@ class Hub:
         while True:
             group, message = await self._outbox.take()
             try:
-                await self.layer.group_send(group, message)
-            except Exception:
-                logger.exception("group_send to %s failed; followers will catch up from the log", group)
+                await asyncio.wait_for(self.layer.group_send(group, message), CONNECT_TIMEOUT_SECONDS)
+            except Exception as exc:
+                self._degrade(exc)  # followers elsewhere catch up from the log
 
-    async def _reader(self) -> None:
-        assert self.layer is not None and self.channel is not None
+    async def _reader(self, channel: str) -> None:
+        assert self.layer is not None
         while True:
             try:
-                message = await self.layer.receive(self.channel)
+                message = await self.layer.receive(channel)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -241,6 +307,22 @@ def get_hub() -> Hub:
 def live_hubs() -> list[Hub]:
     with _hubs_lock:
         return [hub for loop, hub in _hubs.items() if not loop.is_closed()]
+
+
+def layer_status() -> dict[str, Any]:
+    """For readiness: ``{"backend": "redis" | "memory" | "none", "degraded": bool, "since": epoch
+    seconds | None, "error": str | None}``. Degraded: this process's hub cannot reach the
+    cross-process layer (it serves on, through the log poll, and reconnects)."""
+    layer = get_channel_layer()
+    if layer is None or isinstance(layer, InMemoryChannelLayer):
+        return {"backend": "memory" if layer else "none", "degraded": False, "since": None, "error": None}
+    worst = next((hub for hub in live_hubs() if hub.degraded), None)
+    return {
+        "backend": "redis",
+        "degraded": worst is not None,
+        "since": worst.degraded_since if worst else None,
+        "error": worst.layer_error if worst else None,
+    }
 
 
 def publish_committed(key: str, events: Sequence[LoggedEvent]) -> None:
@@ -281,7 +363,10 @@ def broadcast_control(message: dict[str, Any]) -> None:
     if not hubs:
         layer = get_channel_layer()
         if layer is not None and not isinstance(layer, InMemoryChannelLayer):
-            async_to_sync(layer.group_send)(CONTROL_GROUP, {**message, "origin": PROCESS_ID})
+            try:
+                async_to_sync(layer.group_send)(CONTROL_GROUP, {**message, "origin": PROCESS_ID})
+            except Exception:  # the run's process finds the request in the database (its heartbeat)
+                logger.exception("control message without a hub failed")
         return
     hub = hubs[-1]
     if threading.get_ident() == hub.thread_ident:

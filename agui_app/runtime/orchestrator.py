@@ -24,7 +24,7 @@ from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
 from agui_app.events.shape import PendingEvent, capability_skipped, encode, messages_snapshot, run_started
 from agui_app.models import RunStatus, Tenant
-from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, run_input_without_state
+from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
 from agui_app.runtime.supervisor import RunHandle, get_supervisor
 from agui_app.runtime.usage import UsageMeter
@@ -115,8 +115,8 @@ class RunExecution:
             await self.close(terminal, interrupted=True)
             raise
         except Exception as exc:
-            logger.exception("run %s failed inside the server", self.run.run_id)
-            terminal = RunErrorEvent(message=f"Internal error: {type(exc).__name__}", code="internal_error")
+            code, message = describe_error(exc, None, run_id=self.run.run_id)
+            terminal = RunErrorEvent(message=message, code=code)
         if terminal is None:
             terminal = RunErrorEvent(message="The run ended without a result.", code="internal_error")
         await self.close(terminal)

@@ -2,8 +2,8 @@
 
 Every process beats for the runs it executes (``runs_heartbeat``). A ``running`` run whose owner
 stopped beating (``AGUI_RUN_STALE_SECONDS``), or whose process is gone from this very host, is
-recovered by whichever process notices first: marked ``interrupted``, its stream closed with a
-logged ``RUN_ERROR``, its accepted user messages kept in the history, and the thread freed.
+recovered by whichever process notices first: marked ``interrupted``, what its stream left open
+(text messages, tool calls, reasoning, steps) closed and the stream ended with a logged ``RUN_ERROR``, its accepted user messages kept in the history, and the thread freed.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from agui_app.events.closing import TRACKED_TYPES, closing_events
 from agui_app.events.log import append_events
-from agui_app.events.shape import run_error
-from agui_app.models import Run, RunStatus
+from agui_app.events.shape import PendingEvent, run_error, run_started
+from agui_app.models import Event, Run, RunStatus
 from agui_app.process import Owner, is_this_process
 from agui_app.services.conversations import conversation_keep_user_messages, unanswered_note
 
@@ -42,12 +43,7 @@ def run_recover(run: Run) -> None:
         locked = Run.objects.select_for_update().select_related("thread__tenant").get(pk=run.pk)
         if locked.status != RunStatus.RUNNING:
             return
-        append_events(
-            locked.thread_id,
-            [run_error(message=INTERRUPTED_MESSAGE, code="run_interrupted")],
-            run_pk=locked.pk,
-            run_id=locked.run_id,
-        )
+        append_events(locked.thread_id, ending_events(locked), run_pk=locked.pk, run_id=locked.run_id)
         locked.status = RunStatus.INTERRUPTED
         locked.error = {"code": "run_interrupted", "message": INTERRUPTED_MESSAGE}
         locked.finished_at = timezone.now()
@@ -58,6 +54,18 @@ def run_recover(run: Run) -> None:
             messages=locked.input_messages,
             note=unanswered_note(RunStatus.INTERRUPTED),
         )
+
+
+def ending_events(run: Run) -> list[PendingEvent]:
+    """What closes the stream of a run that died: ``RUN_STARTED`` if it never logged one, the ends of
+    the items it left open, then ``RUN_ERROR``."""
+    logged = Event.objects.filter(run=run).order_by("seq")
+    events: list[PendingEvent] = []
+    if not logged.filter(type="RUN_STARTED").exists():
+        events.append(run_started(thread_id=run.thread.thread_id, run_id=run.run_id))
+    events += closing_events(logged.filter(type__in=TRACKED_TYPES).values_list("type", "data").iterator())
+    events.append(run_error(message=INTERRUPTED_MESSAGE, code="run_interrupted"))
+    return events
 
 
 def runs_recover_stale(*, live_here: set[int] | None = None) -> int:

@@ -63,10 +63,10 @@ def run_admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -
     forwarded = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else {}
     if not principal.reaches_thread_id(run_input.thread_id):
         raise not_found("Thread")
-    _check_tenant_capacity(tenant)
     quota_check(tenant)
     try:
         with transaction.atomic():
+            _check_tenant_capacity(tenant)  # first: the tenant's row lock, then the thread's
             thread, _ = Thread.objects.get_or_create(
                 tenant=tenant,
                 thread_id=run_input.thread_id,
@@ -113,7 +113,10 @@ def run_admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -
 
 def _check_tenant_capacity(tenant: Tenant) -> None:
     """One tenant may not take the whole service: at most ``AGUI_TENANT_MAX_ACTIVE_RUNS`` runs at
-    once, across processes (counted in the database; a race can overshoot by a few)."""
+    once, across processes. Exact: the count is taken under the tenant's row lock, held until the
+    admission's transaction commits the new run, so concurrent admissions of one tenant count one
+    after the other (must run inside that transaction)."""
+    Tenant.objects.select_for_update().filter(pk=tenant.pk).values_list("pk").first()
     limit = tenant_limits(tenant)["maxActiveRuns"]
     active = Run.objects.filter(thread__tenant=tenant, status=RunStatus.RUNNING).count()
     if active >= limit:

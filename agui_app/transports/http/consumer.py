@@ -35,7 +35,7 @@ from agui_app.access import Principal, Scope
 from agui_app.errors import ApiError, TooManyRequests
 from agui_app.events.shape import LoggedEvent
 from agui_app.transports.auth import admit_request, insufficient_scope
-from agui_app.transports.browsers import site_origin
+from agui_app.transports.browsers import scope_site_origin
 from agui_app.transports.http.sse import Headers, security_headers, stream_headers, with_keepalives
 from agui_app.transports.inputs import PayloadTooLarge, check_body_size
 
@@ -93,7 +93,7 @@ class SseConsumer(AsyncHttpConsumer):
     async def principal(self, scope: Scope) -> Principal:
         """The request's principal (credential, browser origin and request rate checked), which
         must hold ``scope``. Raises 401 / 403 / 429."""
-        site = site_origin(str(self.scope.get("scheme") or "http"), self.header("host") or "")
+        site = scope_site_origin(self.scope)
         principal = await admit_request(self.header("authorization"), self.header("origin"), site)
         if not principal.has(scope):
             raise insufficient_scope(principal, scope)

@@ -22,12 +22,10 @@ import contextlib
 import logging
 import uuid
 from typing import Any
-from urllib.parse import urlparse
 
 import orjson
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
-from django.http.request import validate_host
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -45,7 +43,7 @@ from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch
 from agui_app.services.tokens import TokenExpired
 from agui_app.transports.auth import aprincipal_for, bearer_token, insufficient_scope
-from agui_app.transports.browsers import origin_refusal, site_origin
+from agui_app.transports.browsers import origin_refusal, scope_site_origin, site_page
 from agui_app.transports.inputs import ID_PATTERN
 from agui_app.transports.ws.frames import (
     FRAMES,
@@ -76,16 +74,15 @@ arun_for_thread = in_db_thread(run_for_thread)
 arun_request_cancel = in_db_thread(run_request_cancel)
 
 
-def staff_session_allowed(user: Any, origin: str | None) -> bool:
+def staff_session_allowed(user: Any, origin: str | None, *, site: str) -> bool:
     """An active staff user's session, from a page of this site (cross-site WebSocket hijacking:
-    a browser sends the cookie to any origin's socket, so a foreign ``Origin`` voids the session)."""
+    a browser sends the cookie to any origin's socket, so a foreign ``Origin`` — another scheme,
+    host or port — voids the session)."""
     if not (user is not None and user.is_authenticated and user.is_active and user.is_staff):
         return False
     if origin is None:  # not a browser
         return True
-    allowed = settings.ALLOWED_HOSTS or (["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
-    host = urlparse(origin).hostname
-    return host is not None and validate_host(host, allowed)
+    return site_page(origin, site=site)
 
 
 astaff_thread = in_db_thread(staff_thread)
@@ -101,6 +98,7 @@ FRAME_SCOPES = {
 class ThreadConsumer(AsyncJsonWebsocketConsumer):
     """One client's socket on one thread: at most one follower task, frames handled in order."""
 
+    channel_layer_alias = None  # type: ignore[assignment]  (the hub follows; no layer channel per socket)
     rate_per_second: float = 50.0
     rate_burst: int = 50
 
@@ -118,7 +116,9 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         authorization = self.header("authorization")
         if authorization is not None:
             await self.authenticate_key(bearer_token(authorization), ref=None)
-        elif staff_session_allowed(self.scope.get("user"), self.header("origin")):
+        elif staff_session_allowed(
+            self.scope.get("user"), self.header("origin"), site=scope_site_origin(self.scope)
+        ):
             try:
                 thread = await astaff_thread(self.scope["user"], self.thread_id)
             except AmbiguousThread as exc:
@@ -289,10 +289,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                 ref=ref,
             )
             return
-        scheme = "https" if self.scope.get("scheme") == "wss" else "http"
-        refusal = origin_refusal(
-            principal, self.header("origin"), site=site_origin(scheme, self.header("host") or "")
-        )
+        refusal = origin_refusal(principal, self.header("origin"), site=scope_site_origin(self.scope))
         if refusal is not None:
             await self.refuse(refusal, CLOSE_FORBIDDEN, ref=ref)
             return

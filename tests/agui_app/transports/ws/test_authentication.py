@@ -131,7 +131,7 @@ async def test_a_session_from_a_foreign_origin_does_not_authenticate(member: Any
 
 
 async def test_a_session_from_this_sites_origin_authenticates(member: Any, doc: Thread) -> None:
-    headers = [*await session_cookie(member), (b"origin", b"http://testserver")]
+    headers = [*await session_cookie(member), (b"host", b"testserver"), (b"origin", b"http://testserver")]
     ws = await opened(socket("doc", headers=headers))
     await ws.send_json_to({"type": "state.get"})
     assert (await ws.receive_json_from(timeout=3))["type"] == "state.ack"
