@@ -28,6 +28,7 @@ from pydantic_ai.tools import ToolDefinition
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError
 from agui_app.models import StateSource
+from agui_app.runtime.declarative import StateEvent, event_ops, take_state_events
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.state import state_apply_patch, state_log_snapshot, stored_state_if_newer
 from agui_app.state.cow import CowDocument
@@ -91,6 +92,20 @@ class RunStateGateway:
         async with self.lock:
             await self._commit_locked()
 
+    async def apply_events(self, events: list[StateEvent]) -> int:
+        """Pattern B: apply the state events a tool returned, in order, each as an agent write
+        (a snapshot as its diff from what the run saw). Returns the version; raises
+        ``StatePatchRejected`` at the first one refused (earlier ones stay applied)."""
+        async with self.lock:
+            await self._commit_locked()
+            for event in events:
+                ops = event_ops(event, self.document.root)
+                if ops is None:
+                    raise StatePatchRejected("A STATE_SNAPSHOT must hold a JSON object.")
+                if ops:
+                    await self._apply_locked(ops)
+            return self.version
+
     async def _commit_locked(self) -> None:
         ops = self.document.commit()
         if ops:
@@ -136,7 +151,7 @@ class StateSync(AbstractCapability[ToolDeps]):
         handler: Any,
     ) -> Any:
         try:
-            return await handler(args)
+            result = await handler(args)
         finally:
             try:
                 await self.gateway.commit()
@@ -146,6 +161,17 @@ class StateSync(AbstractCapability[ToolDeps]):
                     "The state was changed by someone else meanwhile and has been reloaded; "
                     "read it again before retrying."
                 ) from exc
+        events, result = take_state_events(result)
+        if not events:
+            return result
+        try:
+            version = await self.gateway.apply_events(events)
+        except StatePatchRejected as exc:
+            raise ModelRetry(
+                f"The state your tool returned was not applied: {exc.message}. The shared state "
+                "has been reloaded; read it again before retrying."
+            ) from exc
+        return f"The shared state was updated (version {version})." if result is None else result
 
 
 async def state_instructions(ctx: RunContext[ToolDeps]) -> str:
