@@ -41,6 +41,8 @@ CATALOG_BLOCK = re.compile(
     r'<pyai:context(_diff)? id="capability:deferred_capabilities">\n?(.*?)</pyai:context(?:_diff)?>',
     re.DOTALL,
 )
+ARGS_CHUNK_CHARS = 20
+ROUTER_CHUNK_DELAY_MS = 30  # so a human watching the playground sees a document being typed
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
@@ -63,6 +65,7 @@ class ScriptStep(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     calls: list[ToolCallStep] | None = None
     delay_ms: int = Field(default=0, ge=0, le=MAX_DELAY_MS)
+    chunk_delay_ms: int = Field(default=0, ge=0, le=1000)  # between a call's argument pieces
 
     @model_validator(mode="after")
     def exactly_one_action(self) -> ScriptStep:
@@ -171,6 +174,20 @@ def tool_call(name: str, args: dict[str, Any]) -> DeltaToolCall:
     return DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=f"call_{uuid.uuid4().hex[:16]}")
 
 
+async def streamed_call(
+    name: str, args: dict[str, Any], *, chunk_delay_ms: int = 0
+) -> AsyncIterator[DeltaToolCalls]:
+    """One tool call whose arguments arrive in ~20-character pieces, as a real model streams them
+    (so predictive state has something to show), ``chunk_delay_ms`` apart."""
+    text = json.dumps(args)
+    call_id = f"call_{uuid.uuid4().hex[:16]}"
+    for start in range(0, max(len(text), 1), ARGS_CHUNK_CHARS):
+        if start and chunk_delay_ms:
+            await asyncio.sleep(chunk_delay_ms / 1000)
+        piece = text[start : start + ARGS_CHUNK_CHARS]
+        yield {0: DeltaToolCall(name=None if start else name, json_args=piece, tool_call_id=call_id)}
+
+
 async def play_step(
     script: Script, index: int, messages: Sequence[ModelMessage]
 ) -> AsyncIterator[str | DeltaToolCalls]:
@@ -187,7 +204,8 @@ async def play_step(
     elif step.recall:
         yield "\n".join(json.dumps(prompt) for prompt in user_prompts(messages))
     elif step.call is not None:
-        yield {0: tool_call(step.call, step.args)}
+        async for delta in streamed_call(step.call, step.args, chunk_delay_ms=step.chunk_delay_ms):
+            yield delta
     else:
         yield {i: tool_call(call.call, call.args) for i, call in enumerate(step.calls or [])}
 
@@ -289,7 +307,8 @@ async def route(
         ]
         if calls and not any(r.tool_name in {n for n, _ in calls} for r in turn.tool_returns):
             name, args = calls[0]
-            yield {0: tool_call(name, args)}
+            async for delta in streamed_call(name, args, chunk_delay_ms=ROUTER_CHUNK_DELAY_MS):
+                yield delta
             return
     if not info.allow_text_output and info.output_tools:
         output = info.output_tools[0]

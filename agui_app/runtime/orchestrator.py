@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
+from django.conf import settings
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
@@ -25,6 +26,7 @@ from agui_app.conversation_store import STORE
 from agui_app.events.shape import PendingEvent, capability_skipped, encode, messages_snapshot, run_started
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, run_input_without_state
+from agui_app.runtime.predictive import PredictiveState
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
 from agui_app.runtime.supervisor import RunHandle, get_supervisor
 from agui_app.runtime.usage import UsageMeter
@@ -96,6 +98,7 @@ class RunExecution:
         self.reasoning = True
         self.started = False
         self.meter = UsageMeter()
+        self.predictive: PredictiveState | None = None
 
     async def execute(self) -> None:
         """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
@@ -126,6 +129,11 @@ class RunExecution:
         self.skill_versions = plan.skill_versions
         self.skipped = plan.skipped
         self.reasoning = plan.reasoning
+        self.predictive = self.gateway.predictive = PredictiveState(
+            plan.predict_state,
+            stored=lambda: self.gateway.document.baseline,
+            per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
+        )
         for skipped in plan.skipped:
             logger.warning(
                 "run %s: skill %r left out (tenant %r, agent %r): %s",
@@ -188,11 +196,15 @@ class RunExecution:
                 self.saved_entry_ids = list(event.value.get("entry_ids") or [])
             return
         self.stream_ids.observe(event)
+        if self.predictive:
+            for predicted in self.predictive.observe(event):
+                await self.writer.add(encode(predicted))
         await self.writer.add(encode(event))
 
     async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
         """Log the terminal event and record the run's end in one transaction."""
         status, outcome, error = self.ending(terminal, interrupted)
+        await self.restore_predictions()
 
         def finish() -> list[PendingEvent]:
             events: list[PendingEvent] = []
@@ -218,6 +230,17 @@ class RunExecution:
             await self.writer.flush_with(finish)
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
+
+    async def restore_predictions(self) -> None:
+        """Pattern D: a predicted call the run never settled (cancelled, denied, failed) is undone."""
+        if self.predictive is None or not self.predictive.calls:
+            return
+        try:
+            await self.gateway.refresh()
+            for event in self.predictive.restore_all():
+                await self.writer.add(encode(event))
+        except Exception:
+            logger.exception("run %s: could not restore predicted state", self.run.run_id)
 
     @staticmethod
     def ending(

@@ -27,8 +27,10 @@ from pydantic_ai.tools import ToolDefinition
 
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError
+from agui_app.events.shape import encode
 from agui_app.models import StateSource
 from agui_app.runtime.declarative import StateEvent, event_ops, take_state_events
+from agui_app.runtime.predictive import PredictiveState
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.state import state_apply_patch, state_log_snapshot, stored_state_if_newer
 from agui_app.state.cow import CowDocument
@@ -59,6 +61,7 @@ class RunStateGateway:
         self.document = CowDocument(state)
         self.version = version
         self.lock = asyncio.Lock()
+        self.predictive: PredictiveState | None = None  # Pattern D, set by the orchestrator
 
     @property
     def view(self) -> MutableMapping[str, Any]:
@@ -91,6 +94,17 @@ class RunStateGateway:
         """Apply what tools changed through ``view`` since the last commit (one delta)."""
         async with self.lock:
             await self._commit_locked()
+
+    async def settle_prediction(self, tool_call_id: str, *, ran: bool) -> None:
+        """Pattern D, after a predicted tool ran (or raised): unless its own change leaves clients
+        where the predictions did, log deltas restoring the stored values first."""
+        if self.predictive is None or tool_call_id not in self.predictive.calls:
+            return
+        async with self.lock:
+            if ran and self.predictive.settles(tool_call_id, self.document.root):
+                return
+            for event in self.predictive.restore(tool_call_id):
+                await self.writer.add(encode(event))
 
     async def apply_events(self, events: list[StateEvent]) -> int:
         """Pattern B: apply the state events a tool returned, in order, each as an agent write
@@ -150,9 +164,12 @@ class StateSync(AbstractCapability[ToolDeps]):
         args: Any,
         handler: Any,
     ) -> Any:
+        ran = False
         try:
             result = await handler(args)
+            ran = True
         finally:
+            await self.gateway.settle_prediction(call.tool_call_id, ran=ran)
             try:
                 await self.gateway.commit()
             except StatePatchRejected as exc:
