@@ -92,6 +92,11 @@ class RunExecution:
             version=self.thread.state_version,
         )
         self.stream_ids = StreamIds()
+        # A frontend tool's result (a client ``tool`` message) keeps the client's id when stored,
+        # so the client's history and ``GET /messages`` agree (no stream event names it).
+        for message in run_input.messages:
+            if message.role == "tool":
+                self.stream_ids.tool_results.setdefault(message.tool_call_id, message.id)
         self.saved_entry_ids: list[str] = []
         self.skill_versions: dict[str, int | None] = {}
         self.skipped: list[SkippedSkill] = []
