@@ -3,7 +3,8 @@
 *Scripted*: when the last user message is JSON ``{"agui_script": [step, ...]}``, model request
 *i* of the turn answers step *i*: ``{"call": tool, "args": {...}}``, ``{"calls": [...]}``
 (parallel) or ``{"say": text}`` (one delta per word; ends the run). A step may carry
-``"delay_ms"`` (≤ 30000) to wait before answering. Past the last step it says "Script complete."
+``"delay_ms"`` (≤ 30000) to wait before answering, and a ``call`` ``"chunk_delay_ms"`` between the
+~20-character pieces its arguments stream in. Past the last step it says "Script complete."
 
 *Router* otherwise: it loads the deferred capability that best matches the user's words, calls
 that capability's tools whose arguments it can fill from the text, then answers in words — or, for
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +30,10 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from pydantic_ai.tools import ToolDefinition
+
+from capabilities.demo_calls import streamed_call, tool_call
 
 MAX_DELAY_MS = 30_000
 LOAD_TOOL = "load_capability"
@@ -41,7 +43,6 @@ CATALOG_BLOCK = re.compile(
     r'<pyai:context(_diff)? id="capability:deferred_capabilities">\n?(.*?)</pyai:context(?:_diff)?>',
     re.DOTALL,
 )
-ARGS_CHUNK_CHARS = 20
 ROUTER_CHUNK_DELAY_MS = 30  # so a human watching the playground sees a document being typed
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 WORD = re.compile(r"[a-z0-9]+")
@@ -168,24 +169,6 @@ async def say(text: str) -> AsyncIterator[str]:
         chunk = word if index == 0 else f" {word}"
         if chunk:
             yield chunk
-
-
-def tool_call(name: str, args: dict[str, Any]) -> DeltaToolCall:
-    return DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=f"call_{uuid.uuid4().hex[:16]}")
-
-
-async def streamed_call(
-    name: str, args: dict[str, Any], *, chunk_delay_ms: int = 0
-) -> AsyncIterator[DeltaToolCalls]:
-    """One tool call whose arguments arrive in ~20-character pieces, as a real model streams them
-    (so predictive state has something to show), ``chunk_delay_ms`` apart."""
-    text = json.dumps(args)
-    call_id = f"call_{uuid.uuid4().hex[:16]}"
-    for start in range(0, max(len(text), 1), ARGS_CHUNK_CHARS):
-        if start and chunk_delay_ms:
-            await asyncio.sleep(chunk_delay_ms / 1000)
-        piece = text[start : start + ARGS_CHUNK_CHARS]
-        yield {0: DeltaToolCall(name=None if start else name, json_args=piece, tool_call_id=call_id)}
 
 
 async def play_step(

@@ -54,12 +54,16 @@ def take_state_events(result: Any) -> tuple[list[StateEvent], Any]:
     return _split(result)
 
 
-def event_ops(event: StateEvent, current: dict[str, Any]) -> list[dict[str, Any]] | None:
+def event_ops(
+    event: StateEvent, current: dict[str, Any], *, keep: frozenset[str] = frozenset()
+) -> list[dict[str, Any]] | None:
     """RFC 6902 ops for one event: a delta's own ops, or the diff from ``current`` (what the run
-    saw) to a snapshot — so a client's concurrent change elsewhere in the document is kept.
+    saw) to a snapshot — so a client's concurrent change elsewhere in the document is kept. A
+    snapshot is of the shared state: the ``keep`` (server-only) keys it leaves out stay.
     ``None`` for a snapshot that is not a JSON object."""
     if isinstance(event, StateDeltaEvent):
         return [op.model_dump(mode="json", by_alias=True, exclude_none=True) for op in event.delta]
     if not isinstance(event.snapshot, dict):
         return None
-    return [dict(op) for op in diff(current, event.snapshot)]
+    kept = {key: current[key] for key in keep if key in current and key not in event.snapshot}
+    return [dict(op) for op in diff(current, {**event.snapshot, **kept})]

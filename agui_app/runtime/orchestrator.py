@@ -32,6 +32,7 @@ from agui_app.runtime.supervisor import RunHandle, get_supervisor
 from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.messages import StreamIds
+from agui_app.services.private_state import private_keys
 from agui_app.services.runs import Admission, run_complete
 from capabilities.assembly import assemble
 from capabilities.availability import SkippedSkill
@@ -134,9 +135,11 @@ class RunExecution:
         self.skill_versions = plan.skill_versions
         self.skipped = plan.skipped
         self.reasoning = plan.reasoning
+        self.gateway.use_private_keys(private_keys(plan.state_schema), self.thread.private_state or {})
         self.predictive = self.gateway.predictive = PredictiveState(
             plan.predict_state,
             stored=lambda: self.gateway.document.baseline,
+            is_private=lambda key: key in self.gateway.private_keys,
             per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
         )
         for skipped in plan.skipped:
