@@ -9,6 +9,7 @@ import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
 
 from agui_app.models import Event, StateRevision, Thread
+from capabilities.models import Agent
 from tests.support.inputs import run_input, script, user
 from tests.support.runs import run
 from tests.support.sse import Frame
@@ -105,3 +106,29 @@ async def test_a_cancelled_run_restores_the_predicted_key(aclient, patterns_agen
         [f.data for f in frames], features=["shared-state"], severity_overrides={"AGUI204": "info"}
     )
     assert report.summary.errors == 0, [d.message for d in report.diagnostics]
+
+
+async def test_a_refused_write_leaves_the_client_at_the_stored_state(aclient, patterns_agent) -> None:
+    schema = {"type": "object", "properties": {"document": {"type": "string", "maxLength": 20}}}
+    await Agent.objects.filter(pk=patterns_agent.pk).aupdate(state_schema=schema)
+    frames = await run(
+        aclient, "assistant", run_input("pd4", [user(script(LOAD_WRITER, write(), {"say": "ok"}))])
+    )
+    assert predicted(frames), "the document was predicted while it streamed"
+    [result] = [
+        f.data["content"] for f in frames if f.type == "TOOL_CALL_RESULT" and "schema" in f.data["content"]
+    ]
+    assert "not applied" in result
+    stored = await Thread.objects.aget(thread_id="pd4")
+    assert stored.state == {} and client_state(frames) == {}
+
+
+async def test_a_call_denied_before_it_runs_is_restored(aclient, patterns_agent) -> None:
+    # Arguments that fail the tool's validation: predicted while streaming, then never run.
+    bad = {"call": "write_document", "args": {"text": "Dear Ann, a long enough text", "extra": 1}}
+    frames = await run(
+        aclient, "assistant", run_input("pd5", [user(script(LOAD_WRITER, bad, {"say": "ok"}))])
+    )
+    phases = [f.data["metadata"]["predictedState"] for f in predicted(frames)]
+    assert phases[0] == "streaming" and phases[-1] == "restored"
+    assert client_state(frames) == (await Thread.objects.aget(thread_id="pd5")).state == {}
