@@ -106,6 +106,7 @@ def test_a_frontend_tool_is_called_by_the_model_and_answered_by_the_client(
     )
 
     assert_clean(observed)
+    assert_valid(observed["events"])
     assert {"calledWith": {"date": "2026-12-24"}} in observed["timeline"]
     finished = [e for e in observed["events"] if e["type"] == "RUN_FINISHED"]
     call_id = next(c["id"] for m in observed["messages"] for c in m.get("toolCalls") or [])
