@@ -205,6 +205,8 @@ class RunExecution:
             return
         self.stream_ids.observe(event)
         if self.predictive:
+            if event.type == EventType.TOOL_CALL_RESULT:  # a call that never settled its prediction
+                await self.gateway.settle_prediction(event.tool_call_id, ran=False)
             for predicted in self.predictive.observe(event):
                 await self.writer.add(encode(predicted))
         await self.writer.add(encode(event))

@@ -10,7 +10,8 @@ from stored changes. They are logged like every event (a replay is exact) but ar
 the stored state does not change.
 
 Then the tool runs and its real result is the stored truth (one revision, through the state
-service). When the call does not settle the key — it was refused, failed, denied, cancelled, or the
+service). When the call does not settle the key (the gateway checks after the tool ran, the
+orchestrator at the call's ``TOOL_CALL_RESULT`` and at the run's end) — it was refused, failed, denied, cancelled, or the
 tool wrote something else — a delta with ``metadata.predictedState = "restored"`` puts the stored
 value back. Predictions never touch server-only keys.
 """
@@ -116,8 +117,6 @@ class PredictiveState:
             return self._predict(call, force=False)
         if event.type == EventType.TOOL_CALL_END and (call := self.calls.get(event.tool_call_id)):
             return self._predict(call, force=True) if call.dirty else []
-        if event.type == EventType.TOOL_CALL_RESULT and event.tool_call_id in self.calls:
-            return self.restore(event.tool_call_id)  # the tool never settled it (refused, retried)
         return []
 
     def _predict(self, call: _Call, *, force: bool) -> list[BaseEvent]:
@@ -169,12 +168,13 @@ class PredictiveState:
         del self.calls[tool_call_id]
         return True
 
-    def restore(self, tool_call_id: str) -> list[BaseEvent]:
-        """Deltas putting the stored values back where this call predicted; forgets the call."""
+    def restore(self, tool_call_id: str, stored: dict[str, Any] | None = None) -> list[BaseEvent]:
+        """Deltas putting the stored values (``stored``, else the run's baseline) back where this
+        call predicted; forgets the call."""
         call = self.calls.pop(tool_call_id, None)
         if call is None or not call.sent:
             return []
-        baseline = self.stored()
+        baseline = self.stored() if stored is None else stored
         ops: list[dict[str, Any]] = []
         for key in call.sent:
             value = lookup(baseline, parse_pointer(key))

@@ -115,14 +115,17 @@ class RunStateGateway:
             await self._commit_locked()
 
     async def settle_prediction(self, tool_call_id: str, *, ran: bool) -> None:
-        """Pattern D, after a predicted tool ran (or raised): unless its own change leaves clients
-        where the predictions did, log deltas restoring the stored values first."""
+        """Pattern D, after a predicted tool ran (or raised, or was never run): unless its own change
+        leaves clients where the predictions did, log deltas restoring the stored values first."""
         if self.predictive is None or tool_call_id not in self.predictive.calls:
             return
         async with self.lock:
             if ran and self.predictive.settles(tool_call_id, self.document.root):
                 return
-            for event in self.predictive.restore(tool_call_id):
+            # Restore what is stored now (a client may have written the key meanwhile).
+            fresh = await astored_state_if_newer(thread_pk=self.thread_pk, version=self.version)
+            stored = self._merged(fresh[0]) if fresh is not None else None
+            for event in self.predictive.restore(tool_call_id, stored=stored):
                 await self.writer.add(encode(event))
 
     async def apply_events(self, events: list[StateEvent]) -> int:
