@@ -7,9 +7,12 @@ import json
 
 import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
+from asgiref.sync import sync_to_async
 
 from agui_app.models import Event, StateRevision, Thread
 from capabilities.models import Agent
+from capabilities.services.skills import skill_import_bundle
+from tests.conftest import ROOT, make_agent
 from tests.support.inputs import run_input, script, user
 from tests.support.runs import run
 from tests.support.sse import Frame
@@ -132,3 +135,23 @@ async def test_a_call_denied_before_it_runs_is_restored(aclient, patterns_agent)
     phases = [f.data["metadata"]["predictedState"] for f in predicted(frames)]
     assert phases[0] == "streaming" and phases[-1] == "restored"
     assert client_state(frames) == (await Thread.objects.aget(thread_id="pd5")).state == {}
+
+
+async def test_a_call_waiting_for_approval_is_restored_when_the_run_ends(aclient, owner_tenant) -> None:
+    source = (ROOT / "skills" / "writer.md").read_text()
+    gated = source.replace(
+        "tools: [write_document]\n", "tools: [write_document]\nrequires_approval: [write_document]\n"
+    )
+    agent = await sync_to_async(make_agent)(owner_tenant, skills=())
+    await sync_to_async(skill_import_bundle)(
+        tenant_id=owner_tenant.pk, files={"writer.md": gated}, agent=agent
+    )
+    frames = await run(
+        aclient, "assistant", run_input("pd6", [user(script(LOAD_WRITER, write(chunk_delay_ms=0)))])
+    )
+    assert frames[-1].data["outcome"]["type"] == "interrupt"
+    phases = [f.data["metadata"]["predictedState"] for f in predicted(frames)]
+    assert phases[0] == "streaming" and phases[-1] == "restored"
+    assert client_state(frames) == (await Thread.objects.aget(thread_id="pd6")).state == {}
+    report = validate_agui([f.data for f in frames], features=["shared-state"])
+    assert report.summary.errors == 0, [d.message for d in report.diagnostics]
