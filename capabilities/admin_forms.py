@@ -24,6 +24,7 @@ from capabilities.models import Agent, Skill
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.services.skills import SkillRejected, parse, skill_check
 from capabilities.skills import SkillParseError, SkillSpec
+from capabilities.skills.spec import predict_state_entries
 
 AGENT_FIELDS = [
     "tenant",
@@ -36,6 +37,7 @@ AGENT_FIELDS = [
     "max_execution_seconds",
     "parallel_tool_calls",
     "state_schema",
+    "predict_state",
     "output_schema",
     "declared_capabilities",
     "webhook_url",
@@ -230,6 +232,12 @@ class AgentForm(forms.ModelForm):
         widget=monospace(12),
         help_text="Optional JSON Schema (draft 2020-12) every shared-state change must satisfy.",
     )
+    predict_state = PrettyJSONField(
+        required=False,
+        widget=monospace(4),
+        help_text='Predictive state, e.g. [{"tool": "write_document", "argument": "text", "state_key": '
+        '"/document"}]: while the model streams that tool call, clients see the argument grow at state_key.',
+    )
     webhook_url = forms.URLField(
         required=False,
         max_length=2000,
@@ -266,6 +274,12 @@ class AgentForm(forms.ModelForm):
             return check_state_schema(self.cleaned_data.get("state_schema"))
         except SchemaInvalid as exc:
             raise ValidationError(str(exc), code="invalid_schema") from exc
+
+    def clean_predict_state(self) -> list[dict[str, str]]:
+        try:
+            return predict_state_entries(self.cleaned_data.get("predict_state") or [])
+        except ValueError as exc:
+            raise ValidationError(str(exc), code="invalid_predict_state") from exc
 
     def clean_output_schema(self) -> dict[str, Any] | None:
         try:

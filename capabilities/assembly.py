@@ -63,6 +63,8 @@ class RunAgentPlan:
     skill_versions: dict[str, int | None] = field(default_factory=dict)
     skipped: list[SkippedSkill] = field(default_factory=list)  # left out of this run, with the reason
     reasoning: bool = False  # the model reports reasoning: its REASONING_* events are declared
+    # Pattern D: [{tool, argument, state_key}] of the agent and of the skills this run includes.
+    predict_state: list[dict[str, str]] = field(default_factory=list)
 
 
 def run_tool(registered: RegisteredTool, *, requires_approval: bool | None = None) -> Tool[Any]:
@@ -185,4 +187,5 @@ def assemble(agent: Agent) -> RunAgentPlan:
         skill_versions={link.skill.skill_id: link.skill.current_version_id for link in links},
         skipped=[*offered.skipped, *failed],
         reasoning=model_reports_reasoning(agent.model),
+        predict_state=[*agent.predict_state, *(e for link in links for e in link.skill.predict_state)],
     )

@@ -3,7 +3,8 @@
 *Scripted*: when the last user message is JSON ``{"agui_script": [step, ...]}``, model request
 *i* of the turn answers step *i*: ``{"call": tool, "args": {...}}``, ``{"calls": [...]}``
 (parallel) or ``{"say": text}`` (one delta per word; ends the run). A step may carry
-``"delay_ms"`` (≤ 30000) to wait before answering. Past the last step it says "Script complete."
+``"delay_ms"`` (≤ 30000) to wait before answering, and a ``call`` ``"chunk_delay_ms"`` between the
+~20-character pieces its arguments stream in. Past the last step it says "Script complete."
 
 *Router* otherwise: it loads the deferred capability that best matches the user's words, calls
 that capability's tools whose arguments it can fill from the text, then answers in words — or, for
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +30,10 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from pydantic_ai.tools import ToolDefinition
+
+from capabilities.demo_calls import streamed_call, tool_call
 
 MAX_DELAY_MS = 30_000
 LOAD_TOOL = "load_capability"
@@ -41,6 +43,7 @@ CATALOG_BLOCK = re.compile(
     r'<pyai:context(_diff)? id="capability:deferred_capabilities">\n?(.*?)</pyai:context(?:_diff)?>',
     re.DOTALL,
 )
+ROUTER_CHUNK_DELAY_MS = 30  # so a human watching the playground sees a document being typed
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
@@ -63,6 +66,7 @@ class ScriptStep(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     calls: list[ToolCallStep] | None = None
     delay_ms: int = Field(default=0, ge=0, le=MAX_DELAY_MS)
+    chunk_delay_ms: int = Field(default=0, ge=0, le=1000)  # between a call's argument pieces
 
     @model_validator(mode="after")
     def exactly_one_action(self) -> ScriptStep:
@@ -167,10 +171,6 @@ async def say(text: str) -> AsyncIterator[str]:
             yield chunk
 
 
-def tool_call(name: str, args: dict[str, Any]) -> DeltaToolCall:
-    return DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=f"call_{uuid.uuid4().hex[:16]}")
-
-
 async def play_step(
     script: Script, index: int, messages: Sequence[ModelMessage]
 ) -> AsyncIterator[str | DeltaToolCalls]:
@@ -187,7 +187,8 @@ async def play_step(
     elif step.recall:
         yield "\n".join(json.dumps(prompt) for prompt in user_prompts(messages))
     elif step.call is not None:
-        yield {0: tool_call(step.call, step.args)}
+        async for delta in streamed_call(step.call, step.args, chunk_delay_ms=step.chunk_delay_ms):
+            yield delta
     else:
         yield {i: tool_call(call.call, call.args) for i, call in enumerate(step.calls or [])}
 
@@ -289,7 +290,8 @@ async def route(
         ]
         if calls and not any(r.tool_name in {n for n, _ in calls} for r in turn.tool_returns):
             name, args = calls[0]
-            yield {0: tool_call(name, args)}
+            async for delta in streamed_call(name, args, chunk_delay_ms=ROUTER_CHUNK_DELAY_MS):
+                yield delta
             return
     if not info.allow_text_output and info.output_tools:
         output = info.output_tools[0]

@@ -61,6 +61,12 @@ class Agent(models.Model):
         default=default_max_execution_seconds, help_text="Wall-clock seconds allowed per run."
     )
     parallel_tool_calls = models.BooleanField(default=True)
+    predict_state = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Predictive state: [{tool, argument, state_key}] — while the model streams that "
+        "tool call, the argument's partial value is shown at state_key (e.g. /document).",
+    )
     webhook_url = models.URLField(
         max_length=2000, blank=True, help_text="Optional URL told about every finished run."
     )
@@ -103,6 +109,7 @@ class Skill(models.Model):
     tools = models.JSONField(default=list, blank=True)
     requires_approval = models.JSONField(default=list, blank=True)
     model_settings = models.JSONField(default=dict, blank=True)
+    predict_state = models.JSONField(default=list, blank=True)
     defer_loading = models.BooleanField(default=True)
     enabled = models.BooleanField(default=True)
     current_version = models.ForeignKey(

@@ -123,9 +123,15 @@ def member(owner_tenant: Tenant, django_user_model: Any) -> Any:
     return user
 
 
-def make_agent(tenant: Tenant, slug: str = "assistant", **fields: Any) -> Agent:
+# The skills most tests' agent has; the state patterns' demo skills (writer, recipes) join on request.
+CORE_SKILLS = ("refunds", "todos", "weather")
+
+
+def make_agent(
+    tenant: Tenant, slug: str = "assistant", *, skills: tuple[str, ...] = CORE_SKILLS, **fields: Any
+) -> Agent:
     agent = Agent.objects.create(tenant=tenant, slug=slug, name=slug.title(), model="demo", **fields)
-    files = {path.name: path.read_text() for path in sorted((ROOT / "skills").glob("*.md"))}
+    files = {f"{name}.md": (ROOT / "skills" / f"{name}.md").read_text() for name in skills}
     skill_import_bundle(tenant_id=tenant.pk, files=files, agent=agent)
     return agent
 
@@ -134,6 +140,12 @@ def make_agent(tenant: Tenant, slug: str = "assistant", **fields: Any) -> Agent:
 def agent(owner_tenant: Tenant) -> Agent:
     """The owner's ``assistant`` on the demo model with the demo skills (todos, weather, refunds)."""
     return make_agent(owner_tenant)
+
+
+@pytest.fixture
+def patterns_agent(owner_tenant: Tenant) -> Agent:
+    """The owner's ``assistant`` with the state patterns' demo skills too (writer, recipes)."""
+    return make_agent(owner_tenant, skills=(*CORE_SKILLS, "recipes", "writer"))
 
 
 @pytest.fixture

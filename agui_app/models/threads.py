@@ -26,6 +26,9 @@ class Thread(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     state = models.JSONField(default=dict, blank=True)
     state_version = models.PositiveBigIntegerField(default=0)
+    private_state = models.JSONField(
+        default=dict, blank=True, help_text="Server-only state keys: seen by tools, never sent to clients."
+    )
     last_seq = models.PositiveBigIntegerField(default=0, help_text="Highest event seq logged on this thread.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

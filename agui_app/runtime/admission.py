@@ -9,7 +9,7 @@ from django.conf import settings
 
 from agui_app.access import Principal
 from agui_app.concurrency.db_threads import in_db_thread
-from agui_app.errors import Conflict
+from agui_app.errors import Conflict, Unprocessable
 from agui_app.models import RunStatus
 from agui_app.runtime.orchestrator import start_run
 from agui_app.selectors.runs import active_run, run_for_thread
@@ -26,9 +26,22 @@ async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunA
     Shared by the HTTP endpoint and the WebSocket ``run`` frame. Raises the ``ApiError`` of a
     refused admission (nothing started then); the run's own failures end in a logged ``RUN_ERROR``.
     """
+    require_a_turn(run_input)
     admission = await admit(principal=principal, agent=agent, run_input=run_input)
     await start_run(admission=admission, agent=agent, tenant=principal.tenant, run_input=run_input)
     return admission
+
+
+def require_a_turn(run_input: RunAgentInput) -> None:
+    """A run needs something to answer: a message (a user turn, a frontend tool's result) or the
+    resume entries of an interrupt. Raises 422 ``no_messages`` (the model would fail otherwise)."""
+    if not run_input.messages and not (getattr(run_input, "resume", None) or []):
+        raise Unprocessable(
+            "A run needs at least one message (or resume entries answering an interrupt). "
+            "To read a thread without running the agent, use connect or GET /state and /messages.",
+            code="no_messages",
+            details={"fields": [{"field": "messages", "message": "must not be empty"}]},
+        )
 
 
 async def admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:

@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
+from django.conf import settings
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
@@ -25,11 +26,13 @@ from agui_app.conversation_store import STORE
 from agui_app.events.shape import PendingEvent, capability_skipped, encode, messages_snapshot, run_started
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
+from agui_app.runtime.predictive import PredictiveState
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
 from agui_app.runtime.supervisor import RunHandle, get_supervisor
 from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.messages import StreamIds
+from agui_app.services.private_state import private_keys
 from agui_app.services.runs import Admission, run_complete
 from capabilities.assembly import assemble
 from capabilities.availability import SkippedSkill
@@ -90,12 +93,18 @@ class RunExecution:
             version=self.thread.state_version,
         )
         self.stream_ids = StreamIds()
+        # A frontend tool's result (a client ``tool`` message) keeps the client's id when stored,
+        # so the client's history and ``GET /messages`` agree (no stream event names it).
+        for message in run_input.messages:
+            if message.role == "tool":
+                self.stream_ids.tool_results.setdefault(message.tool_call_id, message.id)
         self.saved_entry_ids: list[str] = []
         self.skill_versions: dict[str, int | None] = {}
         self.skipped: list[SkippedSkill] = []
         self.reasoning = True
         self.started = False
         self.meter = UsageMeter()
+        self.predictive: PredictiveState | None = None
 
     async def execute(self) -> None:
         """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
@@ -126,6 +135,13 @@ class RunExecution:
         self.skill_versions = plan.skill_versions
         self.skipped = plan.skipped
         self.reasoning = plan.reasoning
+        self.gateway.use_private_keys(private_keys(plan.state_schema), self.thread.private_state or {})
+        self.predictive = self.gateway.predictive = PredictiveState(
+            plan.predict_state,
+            stored=lambda: self.gateway.document.baseline,
+            is_private=lambda key: key in self.gateway.private_keys,
+            per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
+        )
         for skipped in plan.skipped:
             logger.warning(
                 "run %s: skill %r left out (tenant %r, agent %r): %s",
@@ -188,11 +204,17 @@ class RunExecution:
                 self.saved_entry_ids = list(event.value.get("entry_ids") or [])
             return
         self.stream_ids.observe(event)
+        if self.predictive:
+            if event.type == EventType.TOOL_CALL_RESULT:  # a call that never settled its prediction
+                await self.gateway.settle_prediction(event.tool_call_id, ran=False)
+            for predicted in self.predictive.observe(event):
+                await self.writer.add(encode(predicted))
         await self.writer.add(encode(event))
 
     async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
         """Log the terminal event and record the run's end in one transaction."""
         status, outcome, error = self.ending(terminal, interrupted)
+        await self.restore_predictions()
 
         def finish() -> list[PendingEvent]:
             events: list[PendingEvent] = []
@@ -218,6 +240,17 @@ class RunExecution:
             await self.writer.flush_with(finish)
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
+
+    async def restore_predictions(self) -> None:
+        """Pattern D: a predicted call the run never settled (cancelled, denied, failed) is undone."""
+        if self.predictive is None or not self.predictive.calls:
+            return
+        try:
+            await self.gateway.refresh()
+            for event in self.predictive.restore_all():
+                await self.writer.add(encode(event))
+        except Exception:
+            logger.exception("run %s: could not restore predicted state", self.run.run_id)
 
     @staticmethod
     def ending(

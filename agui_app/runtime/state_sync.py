@@ -27,8 +27,12 @@ from pydantic_ai.tools import ToolDefinition
 
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError
+from agui_app.events.shape import encode
 from agui_app.models import StateSource
+from agui_app.runtime.declarative import StateEvent, event_ops, take_state_events
+from agui_app.runtime.predictive import PredictiveState
 from agui_app.runtime.writer import RunEventWriter
+from agui_app.services.private_state import private_state_apply, private_state_of, split_ops, without_private
 from agui_app.services.state import state_apply_patch, state_log_snapshot, stored_state_if_newer
 from agui_app.state.cow import CowDocument
 from capabilities.runtime import StatePatchRejected, ToolDeps
@@ -36,6 +40,8 @@ from capabilities.runtime import StatePatchRejected, ToolDeps
 astate_apply_patch = in_db_thread(state_apply_patch)
 astate_log_snapshot = in_db_thread(state_log_snapshot)
 astored_state_if_newer = in_db_thread(stored_state_if_newer)
+aprivate_state_apply = in_db_thread(private_state_apply)
+aprivate_state_of = in_db_thread(private_state_of)
 
 
 class RunStateGateway:
@@ -55,13 +61,30 @@ class RunStateGateway:
         self.run_pk = run_pk
         self.run_id = run_id
         self.writer = writer
+        self.private_keys: frozenset[str] = frozenset()
+        self.private: dict[str, Any] = {}
         self.document = CowDocument(state)
         self.version = version
         self.lock = asyncio.Lock()
+        self.predictive: PredictiveState | None = None  # Pattern D, set by the orchestrator
 
     @property
     def view(self) -> MutableMapping[str, Any]:
         return self.document.view
+
+    def use_private_keys(self, keys: frozenset[str], private: dict[str, Any]) -> None:
+        """Server-only keys: tools see ``private`` merged into the document; changes to them are
+        stored apart (``services.private_state``), never logged."""
+        self.private_keys, self.private = keys, dict(private)
+        if keys:
+            self.document.adopt(self._merged(without_private(self.document.root, keys)))
+
+    def _merged(self, shared: dict[str, Any]) -> dict[str, Any]:
+        return {**shared, **self.private} if self.private else shared
+
+    def shared_view(self) -> dict[str, Any]:
+        """The document without its server-only keys (what clients and, by default, the model see)."""
+        return without_private(self.document.root, self.private_keys)
 
     async def log_snapshot(self) -> None:
         """Log a ``STATE_SNAPSHOT`` of the stored state after the buffered events; adopt it."""
@@ -70,7 +93,7 @@ class RunStateGateway:
             state, self.version = await astate_log_snapshot(
                 thread_pk=self.thread_pk, run_pk=self.run_pk, run_id=self.run_id
             )
-            self.document.adopt(state)
+            self.document.adopt(self._merged(state))
 
     async def refresh(self) -> None:
         """Adopt the stored state if another writer changed it since this run last saw it."""
@@ -78,7 +101,7 @@ class RunStateGateway:
             stored = await astored_state_if_newer(thread_pk=self.thread_pk, version=self.version)
             if stored is not None:
                 state, self.version = stored
-                self.document.adopt(state)
+                self.document.adopt(self._merged(state))
 
     async def apply_patch(self, ops: list[dict[str, Any]]) -> int:
         """The ``update_state`` tool: commit pending tool changes, then apply ``ops`` at once."""
@@ -91,6 +114,34 @@ class RunStateGateway:
         async with self.lock:
             await self._commit_locked()
 
+    async def settle_prediction(self, tool_call_id: str, *, ran: bool) -> None:
+        """Pattern D, after a predicted tool ran (or raised, or was never run): unless its own change
+        leaves clients where the predictions did, log deltas restoring the stored values first."""
+        if self.predictive is None or tool_call_id not in self.predictive.calls:
+            return
+        async with self.lock:
+            if ran and self.predictive.settles(tool_call_id, self.document.root):
+                return
+            # Restore what is stored now (a client may have written the key meanwhile).
+            fresh = await astored_state_if_newer(thread_pk=self.thread_pk, version=self.version)
+            stored = self._merged(fresh[0]) if fresh is not None else None
+            for event in self.predictive.restore(tool_call_id, stored=stored):
+                await self.writer.add(encode(event))
+
+    async def apply_events(self, events: list[StateEvent]) -> int:
+        """Pattern B: apply the state events a tool returned, in order, each as an agent write
+        (a snapshot as its diff from what the run saw). Returns the version; raises
+        ``StatePatchRejected`` at the first one refused (earlier ones stay applied)."""
+        async with self.lock:
+            await self._commit_locked()
+            for event in events:
+                ops = event_ops(event, self.document.root, keep=self.private_keys)
+                if ops is None:
+                    raise StatePatchRejected("A STATE_SNAPSHOT must hold a JSON object.")
+                if ops:
+                    await self._apply_locked(ops)
+            return self.version
+
     async def _commit_locked(self) -> None:
         ops = self.document.commit()
         if ops:
@@ -99,25 +150,39 @@ class RunStateGateway:
     async def _apply_locked(self, ops: list[dict[str, Any]]) -> int:
         await self.writer.flush()
         try:
-            change = await astate_apply_patch(
-                thread_pk=self.thread_pk,
-                ops=ops,
-                source=StateSource.AGENT,
-                run_pk=self.run_pk,
-                run_id=self.run_id,
-            )
+            shared, private = split_ops(ops, self.private_keys)
+        except ValueError as exc:
+            raise StatePatchRejected(f"The change was refused: {exc}.") from exc
+        change = None
+        try:
+            if shared:
+                change = await astate_apply_patch(
+                    thread_pk=self.thread_pk,
+                    ops=shared,
+                    source=StateSource.AGENT,
+                    run_pk=self.run_pk,
+                    run_id=self.run_id,
+                )
+            if private:
+                self.private = await aprivate_state_apply(thread_pk=self.thread_pk, ops=private)
         except ApiError as exc:
             # The change no longer applies to the stored state (or breaks its schema): reload.
             state, self.version = await astate_log_snapshot(
                 thread_pk=self.thread_pk, run_pk=self.run_pk, run_id=self.run_id
             )
-            self.document.adopt(state)
+            if self.private_keys:
+                self.private = await aprivate_state_of(self.thread_pk)
+            self.document.adopt(self._merged(state))
             raise StatePatchRejected(exc.message, details=exc.details) from exc
-        self.version = change.version
+        if change is not None:
+            self.version = change.version
+        stored = (
+            change.state if change is not None else without_private(self.document.baseline, self.private_keys)
+        )
         # Tools running in parallel may have written since this commit was taken: rebase keeps
         # their changes (for the next commit) on top of what is stored now.
-        self.document.rebase(change.state)
-        return change.version
+        self.document.rebase(self._merged(stored))
+        return self.version
 
 
 @dataclass
@@ -135,9 +200,12 @@ class StateSync(AbstractCapability[ToolDeps]):
         args: Any,
         handler: Any,
     ) -> Any:
+        ran = False
         try:
-            return await handler(args)
+            result = await handler(args)
+            ran = True
         finally:
+            await self.gateway.settle_prediction(call.tool_call_id, ran=ran)
             try:
                 await self.gateway.commit()
             except StatePatchRejected as exc:
@@ -146,6 +214,17 @@ class StateSync(AbstractCapability[ToolDeps]):
                     "The state was changed by someone else meanwhile and has been reloaded; "
                     "read it again before retrying."
                 ) from exc
+        events, result = take_state_events(result)
+        if not events:
+            return result
+        try:
+            version = await self.gateway.apply_events(events)
+        except StatePatchRejected as exc:
+            raise ModelRetry(
+                f"The state your tool returned was not applied: {exc.message}. The shared state "
+                "has been reloaded; read it again before retrying."
+            ) from exc
+        return f"The shared state was updated (version {version})." if result is None else result
 
 
 async def state_instructions(ctx: RunContext[ToolDeps]) -> str:
@@ -155,7 +234,9 @@ async def state_instructions(ctx: RunContext[ToolDeps]) -> str:
     """
     await ctx.deps.state_gateway.refresh()
     limit = settings.AGUI_STATE_IN_PROMPT_CHARS
-    text = orjson.dumps(ctx.deps.state_gateway.document.root, option=orjson.OPT_INDENT_2).decode()
+    gateway = ctx.deps.state_gateway
+    shown = gateway.document.root if settings.AGUI_PRIVATE_STATE_IN_PROMPT else gateway.shared_view()
+    text = orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode()
     note = ""
     if len(text) > limit:
         note = f"\n(The state is {len(text)} characters; only the first {limit} are shown.)"

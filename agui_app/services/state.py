@@ -22,6 +22,7 @@ from agui_app.errors import ApiError, PreconditionFailed, Unprocessable
 from agui_app.events.log import append_events
 from agui_app.events.shape import LoggedEvent, state_change, state_snapshot
 from agui_app.models import StateRevision, StateSource, Thread
+from agui_app.services.private_state import private_keys, refuse_private_writes
 from agui_app.state.patching import PatchError, apply_patch_in_place, validate_patch
 
 
@@ -96,6 +97,8 @@ def state_apply_patch(
         raise Unprocessable(str(exc), code="invalid_patch", details=exc.as_details()) from exc
     with transaction.atomic():
         thread = _locked_thread(thread_pk)
+        if source != StateSource.AGENT:
+            refuse_private_writes(validated, private_keys(thread.agent.state_schema))
         if base_version is not None and base_version != thread.state_version:
             raise PreconditionFailed(
                 f"The state is at version {thread.state_version}, not {base_version}.",

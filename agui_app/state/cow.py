@@ -55,6 +55,11 @@ class CowDocument:
         return self._root
 
     @property
+    def baseline(self) -> dict[str, JSON]:
+        """The tree as last committed (read-only for callers)."""
+        return self._baseline
+
+    @property
     def view(self) -> DictProxy:
         """A live proxy over the root object."""
         return DictProxy(self, ())

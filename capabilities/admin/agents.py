@@ -52,7 +52,7 @@ class AgentAdmin(TenantScopedAdmin):
             ("Limits", {"fields": ["max_iterations", "max_execution_seconds", "parallel_tool_calls"]}),
             (
                 "Shared state, output and capabilities",
-                {"fields": ["state_schema", "output_schema", "declared_capabilities"]},
+                {"fields": ["state_schema", "predict_state", "output_schema", "declared_capabilities"]},
             ),
             ("Run control", {"fields": ["on_disconnect", "webhook_url"]}),
         ]

@@ -19,6 +19,7 @@ from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
 from capabilities.models import Agent, AgentSkill, OnDisconnect, Skill
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
+from capabilities.skills.spec import predict_state_entries
 
 # Fields a write may set (model attribute names); ``skill_ids`` / ``always_on_ids`` are handled apart.
 AGENT_FIELDS = (
@@ -34,6 +35,7 @@ AGENT_FIELDS = (
     "declared_capabilities",
     "webhook_url",
     "on_disconnect",
+    "predict_state",
 )
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 MAX_ITERATIONS = 1000
@@ -70,6 +72,11 @@ def check_fields(fields: Mapping[str, Any], *, current: Agent | None = None) -> 
                 clean[name] = check(fields[name])
             except SchemaInvalid as exc:
                 errors[name] = [str(exc)]
+    if "predict_state" in fields:
+        try:
+            clean["predict_state"] = predict_state_entries(fields["predict_state"] or [])
+        except ValueError as exc:
+            errors["predict_state"] = [str(exc)]
     if "max_iterations" in fields and not 1 <= int(fields["max_iterations"]) <= MAX_ITERATIONS:
         errors["max_iterations"] = [f"must be between 1 and {MAX_ITERATIONS}"]
     if (

@@ -171,6 +171,7 @@ def apply_spec(skill: Skill, spec: SkillSpec, source: str) -> None:
     skill.tools = list(spec.tools)
     skill.requires_approval = list(spec.requires_approval)
     skill.model_settings = dict(spec.model_settings)
+    skill.predict_state = [dict(entry) for entry in spec.predict_state]
     skill.defer_loading = spec.defer_loading
 
 

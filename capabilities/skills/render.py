@@ -38,6 +38,8 @@ def render_skill(spec: SkillSpec) -> str:
         data["requires_approval"] = spec.requires_approval
     if spec.model_settings:
         data["model_settings"] = spec.model_settings
+    if spec.predict_state:
+        data["predict_state"] = spec.predict_state
     options = {"sort_keys": False, "allow_unicode": True, "default_flow_style": None, "width": NO_WRAP}
     frontmatter = yaml.dump(data, Dumper=_Dumper, **options)
     body = f"{spec.instructions}\n" if spec.instructions else ""

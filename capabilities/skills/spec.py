@@ -25,7 +25,15 @@ MAX_DESCRIPTION_CHARS = 300
 RESERVED_SKILL_IDS = frozenset({"validate", "import", "export"})
 DELIMITER = "---"
 # The frontmatter keys, in the order render_skill writes them. The body becomes ``instructions``.
-FRONTMATTER_KEYS = ("id", "description", "tools", "defer_loading", "requires_approval", "model_settings")
+FRONTMATTER_KEYS = (
+    "id",
+    "description",
+    "tools",
+    "defer_loading",
+    "requires_approval",
+    "model_settings",
+    "predict_state",
+)
 REQUIRED_KEYS = ("id", "description")
 MODEL_SETTINGS_KEYS = frozenset(ModelSettings.__annotations__)
 
@@ -122,6 +130,38 @@ def _tool_names(value: Any) -> list[str]:
     return names
 
 
+PREDICT_KEYS = ("tool", "argument", "state_key")
+POINTER_PATTERN = r"^(/([^~/]|~[01])*)+$"
+MAX_PREDICTIONS = 16
+
+
+def predict_state_entries(value: Any) -> list[dict[str, str]]:
+    """Pattern D declarations ``[{tool, argument, state_key}]`` (shared with the agent's field).
+
+    Raises ``FieldError`` naming the entry (and key) at fault.
+    """
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"must be a list of {{tool, argument, state_key}} mappings, not {describe(value)}")
+    if len(value) > MAX_PREDICTIONS:
+        raise ValueError(f"has {len(value)} entries; the limit is {MAX_PREDICTIONS}")
+    entries: list[dict[str, str]] = []
+    for index, entry in enumerate(value):
+        if not isinstance(entry, Mapping) or set(entry) != set(PREDICT_KEYS):
+            raise FieldError(
+                f"entry {index + 1} must be a mapping of exactly {', '.join(PREDICT_KEYS)}", index
+            )
+        if not all(isinstance(entry[key], str) for key in PREDICT_KEYS):
+            raise FieldError(f"entry {index + 1}: tool, argument and state_key must be strings", index)
+        if not re.fullmatch(TOOL_NAME_PATTERN, entry["tool"]):
+            raise FieldError(f"{entry['tool']!r} is not a valid tool name", index)
+        if not entry["argument"] or len(entry["argument"]) > 64:
+            raise FieldError(f"entry {index + 1}: argument must be 1-64 characters", index)
+        if len(entry["state_key"]) > 200 or not re.fullmatch(POINTER_PATTERN, entry["state_key"]):
+            raise FieldError(f"{entry['state_key']!r} is not a JSON Pointer such as /document", index)
+        entries.append({key: entry[key] for key in PREDICT_KEYS})
+    return entries
+
+
 def _strip_blank_lines(text: str) -> str:
     """``text`` with newlines normalized to ``\\n`` and leading/trailing blank lines removed."""
     lines = LINE_BREAK.split(text)
@@ -144,6 +184,7 @@ class SkillSpec(BaseModel):
     defer_loading: bool = True
     requires_approval: list[str] = Field(default_factory=list)
     model_settings: dict[str, Any] = Field(default_factory=dict)
+    predict_state: list[dict[str, str]] = Field(default_factory=list)
     instructions: str = ""
 
     @field_validator("id", mode="before")
@@ -201,6 +242,15 @@ class SkillSpec(BaseModel):
             return json.loads(json.dumps(value, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"values must be plain JSON: {exc}") from exc
+
+    @field_validator("predict_state", mode="before")
+    @classmethod
+    def _check_predict_state(cls, value: Any, info: ValidationInfo) -> list[dict[str, str]]:
+        entries = predict_state_entries(value)
+        for index, entry in enumerate(entries):
+            if "tools" in info.data and entry["tool"] not in info.data["tools"]:
+                raise FieldError(f"{entry['tool']!r} is not one of this skill's tools", index)
+        return entries
 
     @field_validator("instructions", mode="before")
     @classmethod

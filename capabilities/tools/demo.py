@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
+from ag_ui.core import StateSnapshotEvent
 from pydantic_ai import ModelRetry, RunContext
 
 from capabilities.runtime import ToolDeps
@@ -74,3 +75,27 @@ def issue_refund(order_id: str, amount: float) -> str:
         amount: The amount to refund, in the order's currency.
     """
     return f"Refunded {amount:.2f} on order {order_id}."
+
+
+@tool
+def write_document(ctx: RunContext[ToolDeps], text: str) -> str:
+    """Write the shared document (state /document), replacing what it held.
+
+    Args:
+        text: The whole document, as plain text or Markdown.
+    """
+    ctx.deps.state["document"] = text
+    return f"Wrote the document ({len(text)} characters)."
+
+
+@tool
+def show_recipe(ctx: RunContext[ToolDeps], title: str, ingredients: list[str]) -> StateSnapshotEvent:
+    """Show a recipe to the user (state /recipe).
+
+    Args:
+        title: The dish, e.g. Pancakes.
+        ingredients: One entry per ingredient, with its amount, e.g. "200 g flour".
+    """
+    # Pattern B: the tool returns the whole new state; the server stores and syncs it.
+    recipe = {"title": title, "ingredients": ingredients}
+    return StateSnapshotEvent(snapshot={**ctx.deps.state, "recipe": recipe})

@@ -26,7 +26,7 @@ def test_a_new_tenant_gets_an_agent_then_its_skills(db) -> None:
     command("import_skills", "initech", SKILLS, "--agent", "assistant")
     agent = Agent.objects.get(tenant__slug="initech", slug="assistant")
     assert agent.name == "Assistant" and agent.model == "demo"
-    assert AgentSkill.objects.filter(agent=agent).count() == 3
+    assert AgentSkill.objects.filter(agent=agent).count() == 5  # the demo skills of skills/
 
 
 def test_skills_and_always_on_can_be_given_at_creation(owner_tenant) -> None:

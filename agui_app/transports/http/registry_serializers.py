@@ -67,6 +67,12 @@ class AgentSerializer(serializers.Serializer):
     stateSchema = serializers.JSONField(
         source="state_schema", required=False, allow_null=True, help_text="JSON Schema of the shared state."
     )
+    predictState = serializers.JSONField(
+        source="predict_state",
+        required=False,
+        help_text="Predictive state: [{tool, argument, state_key}] — while the model streams that tool "
+        "call, the argument's partial value is shown at state_key.",
+    )
     outputSchema = serializers.JSONField(
         source="output_schema",
         required=False,
@@ -118,6 +124,7 @@ class SkillParsedSerializer(serializers.Serializer):
     deferLoading = serializers.BooleanField(source="defer_loading")
     requiresApproval = serializers.ListField(child=serializers.CharField(), source="requires_approval")
     modelSettings = serializers.DictField(source="model_settings")
+    predictState = serializers.ListField(child=serializers.DictField(), source="predict_state")
     instructions = serializers.CharField()
 
 
@@ -130,6 +137,7 @@ class SkillSerializer(serializers.Serializer):
     deferLoading = serializers.BooleanField(source="defer_loading")
     requiresApproval = serializers.ListField(child=serializers.CharField(), source="requires_approval")
     modelSettings = serializers.DictField(source="model_settings")
+    predictState = serializers.ListField(child=serializers.DictField(), source="predict_state")
     instructions = serializers.CharField()
     version = serializers.IntegerField(source="current_version.number", allow_null=True)
     enabled = serializers.BooleanField()

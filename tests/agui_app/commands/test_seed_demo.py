@@ -48,11 +48,13 @@ def test_a_first_seed_creates_the_tenant_agent_skills_and_one_key(db) -> None:
     agent = Agent.objects.get(tenant=tenant, slug="assistant")
     assert agent.model == "demo"
     assert sorted(AgentSkill.objects.filter(agent=agent).values_list("skill__skill_id", flat=True)) == [
+        "recipes",
         "refunds",
         "todos",
         "weather",
+        "writer",
     ]
-    assert "refunds created, todos created, weather created" in err
+    assert "recipes created, refunds created, todos created, weather created, writer created" in err
 
 
 def test_seeding_twice_after_an_admin_edit_keeps_the_edit_and_the_key(django_user_model) -> None:

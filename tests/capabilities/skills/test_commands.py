@@ -53,11 +53,13 @@ def import_skills(*args: str) -> str:
 def test_it_imports_every_file_of_a_directory(owner_tenant) -> None:
     output = import_skills("acme", str(ROOT / "skills"))
     assert set(Skill.objects.filter(tenant=owner_tenant).values_list("skill_id", flat=True)) == {
+        "recipes",
         "refunds",
         "todos",
         "weather",
+        "writer",
     }
-    assert SkillVersion.objects.count() == 3
+    assert SkillVersion.objects.count() == 5
     assert "weather: v1" in output
 
 
@@ -113,14 +115,14 @@ def test_agent_attaches_the_imported_skills_to_that_agent(owner_tenant, tmp_path
     other = Agent.objects.create(tenant=owner_tenant, slug="other", name="Other", model="demo")
     import_skills("acme", str(ROOT / "skills"), "--agent", "helper")
     attached = set(AgentSkill.objects.filter(agent=agent).values_list("skill__skill_id", flat=True))
-    assert attached == {"refunds", "todos", "weather"}
+    assert attached == {"recipes", "refunds", "todos", "weather", "writer"}
     assert not AgentSkill.objects.filter(agent=other).exists()
 
 
 def test_without_agent_the_skills_are_attached_to_no_agent(owner_tenant) -> None:
     Agent.objects.create(tenant=owner_tenant, slug="helper", name="Helper", model="demo")
     import_skills("acme", str(ROOT / "skills"))
-    assert Skill.objects.count() == 3
+    assert Skill.objects.count() == 5
     assert AgentSkill.objects.count() == 0
 
 
@@ -152,12 +154,18 @@ def test_export_then_import_adds_no_skill_version(owner_tenant, tmp_path) -> Non
     out = StringIO()
     call_command("export_skills", "acme", str(tmp_path / "out"), stdout=out)
     exported = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert exported == ["refunds.md", "todos.md", "weather.md"]
+    assert exported == ["recipes.md", "refunds.md", "todos.md", "weather.md", "writer.md"]
     assert (tmp_path / "out" / "weather.md").read_text(encoding="utf-8") == skill_edit
 
     output = import_skills("acme", str(tmp_path / "out"))
     assert list(SkillVersion.objects.order_by("pk").values_list("pk", flat=True)) == versions
-    assert output.splitlines() == ["refunds: unchanged", "todos: unchanged", "weather: unchanged"]
+    assert output.splitlines() == [
+        "recipes: unchanged",
+        "refunds: unchanged",
+        "todos: unchanged",
+        "weather: unchanged",
+        "writer: unchanged",
+    ]
 
 
 def test_export_writes_only_the_named_tenants_skills(owner_tenant, stranger_tenant, tmp_path) -> None:
@@ -165,6 +173,7 @@ def test_export_writes_only_the_named_tenants_skills(owner_tenant, stranger_tena
     import_skills("globex", str(tmp_path / "theirs"))
     import_skills("acme", str(ROOT / "skills"))
     call_command("export_skills", "acme", str(tmp_path / "out"), stdout=StringIO())
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["refunds.md", "todos.md", "weather.md"]
+    exported = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert exported == ["recipes.md", "refunds.md", "todos.md", "weather.md", "writer.md"]
     with pytest.raises(CommandError, match="No tenant 'nobody'"):
         call_command("export_skills", "nobody", str(tmp_path / "x"), stdout=StringIO())

@@ -25,7 +25,16 @@ from capabilities.skills import (
     source_sha256,
 )
 
-KNOWN_TOOLS = {"update_state", "add_todo", "complete_todo", "get_forecast", "refund_status", "issue_refund"}
+KNOWN_TOOLS = {
+    "update_state",
+    "add_todo",
+    "complete_todo",
+    "get_forecast",
+    "refund_status",
+    "issue_refund",
+    "write_document",
+    "show_recipe",
+}
 SKILLS_DIR = Path(__file__).resolve().parents[3] / "skills"
 
 REFUNDS = """\
@@ -308,14 +317,19 @@ def test_the_demo_skills_parse_with_the_demo_tools() -> None:
     specs = parse_skill_files(files, known_tools=KNOWN_TOOLS, max_body_chars=20_000)
 
     assert {name: spec.id for name, spec in specs.items()} == {
+        "recipes.md": "recipes",
         "refunds.md": "refunds",
         "todos.md": "todos",
         "weather.md": "weather",
+        "writer.md": "writer",
     }
     assert specs["refunds.md"].requires_approval == ["issue_refund"]
     assert specs["refunds.md"].model_settings == {"temperature": 0.2}
     assert specs["todos.md"].tools == ["add_todo", "complete_todo"]
     assert specs["weather.md"].tools == ["get_forecast"]
+    assert specs["writer.md"].predict_state == [
+        {"tool": "write_document", "argument": "text", "state_key": "/document"}
+    ]
 
 
 def test_render_writes_keys_in_order_and_omits_defaults() -> None:
