@@ -3,7 +3,7 @@
 *Scripted*: when the last user message is JSON ``{"agui_script": [step, ...]}``, model request
 *i* of the turn answers step *i*: ``{"call": tool, "args": {...}}``, ``{"calls": [...]}``
 (parallel) or ``{"say": text}`` (one delta per word; ends the run). A step may carry
-``"delay_ms"`` (≤ 30000) to wait before answering. Past the last step it says "Script complete."
+``"delay_ms"`` (≤ 30000) to wait before answering, and a ``say`` ``"pace_ms"`` between its words. Past the last step it says "Script complete."
 
 *Router* otherwise: it loads the deferred capability that best matches the user's words, calls
 that capability's tools whose arguments it can fill from the text, then answers in words — or, for
@@ -63,6 +63,7 @@ class ScriptStep(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     calls: list[ToolCallStep] | None = None
     delay_ms: int = Field(default=0, ge=0, le=MAX_DELAY_MS)
+    pace_ms: int = Field(default=0, ge=0, le=MAX_DELAY_MS)  # between the words of a ``say``
 
     @model_validator(mode="after")
     def exactly_one_action(self) -> ScriptStep:
@@ -159,10 +160,12 @@ async def demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIte
         yield chunk
 
 
-async def say(text: str) -> AsyncIterator[str]:
-    """One delta per word, each carrying the whitespace before it."""
+async def say(text: str, pace_ms: int = 0) -> AsyncIterator[str]:
+    """One delta per word, each carrying the whitespace before it (``pace_ms`` apart)."""
     for index, word in enumerate(text.split(" ")):
         chunk = word if index == 0 else f" {word}"
+        if pace_ms and index:
+            await asyncio.sleep(pace_ms / 1000)
         if chunk:
             yield chunk
 
@@ -182,7 +185,7 @@ async def play_step(
     if step.delay_ms:
         await asyncio.sleep(step.delay_ms / 1000)
     if step.say is not None:
-        async for chunk in say(step.say):
+        async for chunk in say(step.say, step.pace_ms):
             yield chunk
     elif step.recall:
         yield "\n".join(json.dumps(prompt) for prompt in user_prompts(messages))
