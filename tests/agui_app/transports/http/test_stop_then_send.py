@@ -96,3 +96,30 @@ def test_abort_alone_cancels_the_run_once_the_grace_window_passed(
         assert [m["id"] for m in stored[:2]] == [m["id"] for m in observed["heldAfterAbort"]]
     finally:
         server.stop()
+
+
+def test_the_readmes_stopping_agent_cancels_a_continue_run_on_the_server(
+    server: ServerProcess, owner_key: str, agent: Agent
+) -> None:
+    thread_id = f"t-cancel-{uuid.uuid4().hex[:8]}"
+    first = turn(SLOW_ANSWER)
+
+    observed = run_node(
+        "cancel", f"{server.url}/api/v1/agents/assistant", thread_id, json.dumps(first), key=owner_key
+    )
+
+    assert observed["cancelStatus"] == 202
+    assert observed["warnings"] == [] and observed["consoleErrors"] == [], observed
+    deadline = time.monotonic() + 5
+    while (run := api_get(server, owner_key, f"/threads/{thread_id}/runs/{first['runId']}"))[
+        "status"
+    ] == "running":
+        assert time.monotonic() < deadline, run
+        time.sleep(0.05)
+    assert run["status"] == "cancelled"
+    print(
+        f"\nStoppingAgent.abortRun(): run cancelled {finished_ms(run) - observed['abortedAtMs']:.0f} ms after"
+    )
+    stored = api_get(server, owner_key, f"/threads/{thread_id}/messages")["messages"]
+    assert [m["id"] for m in stored] == [m["id"] for m in observed["messages"]]
+    assert SLOW_ANSWER["say"].startswith(stored[1]["content"]) and stored[1]["content"] != SLOW_ANSWER["say"]
