@@ -118,6 +118,11 @@ async def test_enqueued_runs_wait_their_turn_in_order_and_are_listed_queued(acli
             run_input("q", [user(script({"say": "two"}))], run_id="r2", forwarded_props=enqueue),
         )
     )
+
+    async def queued(count: int) -> bool:
+        return await Run.objects.filter(thread__thread_id="q", status=RunStatus.QUEUED).acount() == count
+
+    await eventually(lambda: queued(1), within=3.0)  # r2 first: FIFO is by admission
     third = asyncio.ensure_future(
         run(
             aclient,
@@ -126,10 +131,7 @@ async def test_enqueued_runs_wait_their_turn_in_order_and_are_listed_queued(acli
         )
     )
 
-    async def both_queued() -> bool:
-        return await Run.objects.filter(thread__thread_id="q", status=RunStatus.QUEUED).acount() == 2
-
-    await eventually(both_queued, within=3.0)
+    await eventually(lambda: queued(2), within=3.0)
     listed = {r["runId"]: r["status"] for r in (await get(aclient, "/api/v1/threads/q/runs"))["results"]}
     assert listed == {"r1": "running", "r2": "queued", "r3": "queued"}
     streams = await asyncio.gather(first, second, third)
