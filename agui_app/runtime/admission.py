@@ -18,14 +18,15 @@ from django.conf import settings
 from agui_app.access import Principal
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import Conflict
-from agui_app.models import Run, RunStatus
-from agui_app.runtime.orchestrator import start_run
+from agui_app.models import OnDisconnect, Run, RunStatus
+from agui_app.runtime.orchestrator import start_next_queued, start_run
 from agui_app.selectors.runs import run_status
 from agui_app.services.rollback import run_rollback
 from agui_app.services.runs import Admission, ThreadBusy, run_admit, run_options, run_request_cancel
 from capabilities.models import Agent
 
 arun_admit = in_db_thread(run_admit)
+DETACH_SETTLE_SECONDS = 0.3  # how long a refused run waits for a just-stopped client's disconnect
 
 
 async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:
@@ -38,6 +39,8 @@ async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunA
     admission = await admit(principal=principal, agent=agent, run_input=run_input)
     if admission.run.status == RunStatus.RUNNING:
         await start_run(admission=admission, agent=agent, tenant=principal.tenant, run_input=run_input)
+    else:  # queued: the thread may have become free meanwhile (nothing happens if it is busy)
+        await start_next_queued(admission.thread.pk)
     return admission
 
 
@@ -45,14 +48,24 @@ async def admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput)
     """Admit the run, taking a busy thread's active run out of the way first where run control
     allows it (see the module docstring)."""
     multitask = run_options(run_input).multitask
-    try:
-        return await arun_admit(principal=principal, agent=agent, run_input=run_input)
-    except ThreadBusy as busy:
-        if not (busy.abandoned or multitask in ("interrupt", "rollback")):
+    loop = asyncio.get_running_loop()
+    settle_until = loop.time() + DETACH_SETTLE_SECONDS
+    while True:
+        try:
+            return await arun_admit(principal=principal, agent=agent, run_input=run_input)
+        except ThreadBusy as busy:
+            if busy.abandoned or multitask in ("interrupt", "rollback"):
+                active = busy.active
+                break
+            if multitask == "reject" and busy.active.on_disconnect == OnDisconnect.CANCEL:
+                # Stop, then send: the stopped client's disconnect may still be on its way here.
+                if loop.time() < settle_until:
+                    await asyncio.sleep(0.05)
+                    continue
             raise
-        await stop_active_run(busy.active)
-        if multitask == "rollback":
-            await in_db_thread(run_rollback)(run_pk=busy.active.pk)
+    await stop_active_run(active)
+    if multitask == "rollback":
+        await in_db_thread(run_rollback)(run_pk=active.pk)
     return await arun_admit(principal=principal, agent=agent, run_input=run_input)
 
 

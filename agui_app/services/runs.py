@@ -152,8 +152,14 @@ def run_admit(
                 raise ThreadBusy(active, abandoned=abandoned)
             if Run.objects.filter(thread=thread, run_id=run_input.run_id).exists():
                 raise Conflict(f"Run {run_input.run_id!r} already exists on this thread.", code="run_exists")
-            if active is not None or Run.objects.filter(thread=thread, status=RunStatus.QUEUED).exists():
-                return _enqueue(principal, thread, run_input, policy)
+            if active is not None or (
+                options.multitask == "enqueue"
+                and Run.objects.filter(thread=thread, status=RunStatus.QUEUED).exists()
+            ):
+                # An enqueued run was asked for later: its client need not stay (continue by default).
+                return _enqueue(
+                    principal, thread, run_input, on_disconnect or options.on_disconnect or "continue"
+                )
             _check_open_interrupts(thread, run_input)
             _record_input_state(
                 thread, run_input.state, forwarded.get("stateVersion"), principal.has(Scope.STATE_WRITE)

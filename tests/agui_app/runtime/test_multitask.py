@@ -134,6 +134,7 @@ async def test_enqueued_runs_wait_their_turn_in_order_and_are_listed_queued(acli
     await eventually(lambda: queued(2), within=3.0)
     listed = {r["runId"]: r["status"] for r in (await get(aclient, "/api/v1/threads/q/runs"))["results"]}
     assert listed == {"r1": "running", "r2": "queued", "r3": "queued"}
+    assert (await Run.objects.aget(run_id="r2")).on_disconnect == "continue"  # asked for later
     streams = await asyncio.gather(first, second, third)
     for frames, word in zip(streams, ["one", "two", "three"], strict=True):
         assert frames[0].type == "RUN_STARTED" and frames[-1].data["outcome"] == {"type": "success"}
