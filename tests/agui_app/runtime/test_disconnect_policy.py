@@ -167,3 +167,66 @@ async def test_unknown_run_control_values_are_422(aclient, agent, props, field) 
     error = json.loads(response.content)["error"]
     assert error["code"] == "invalid_run_input" and error["details"]["fields"][0]["field"] == field
     assert not await Run.objects.filter(thread__thread_id="bad").aexists()
+
+
+async def socket(thread_id: str, key: str) -> Any:
+    from channels.testing import WebsocketCommunicator
+
+    from project.asgi import application
+
+    ws = WebsocketCommunicator(
+        application, f"/ws/v1/threads/{thread_id}", headers=[(b"authorization", f"Bearer {key}".encode())]
+    )
+    connected, _ = await ws.connect()
+    assert connected
+    return ws
+
+
+async def until_event(ws: Any, kind: str) -> None:
+    while True:
+        frame = await ws.receive_json_from(timeout=10)
+        if frame["type"] == "event" and frame["event"]["type"] == kind:
+            return
+
+
+async def test_a_websocket_that_started_the_run_and_closed_gets_it_cancelled(
+    owner_key, agent, settings
+) -> None:
+    settings.AGUI_DISCONNECT_GRACE_SECONDS = 0.3
+    ws = await socket("ws-gone", owner_key)
+    await ws.send_json_to(
+        {
+            "type": "run",
+            "agent": "assistant",
+            "input": run_input("ws-gone", [user(script(PACED))], run_id="r1"),
+        }
+    )
+    await until_event(ws, "TEXT_MESSAGE_CONTENT")
+    await ws.disconnect()
+
+    async def cancelled() -> bool:
+        return await status_of("r1") == RunStatus.CANCELLED
+
+    await eventually(cancelled, within=3.0)
+
+
+async def test_a_websocket_that_resubscribes_within_the_grace_window_keeps_the_run(
+    owner_key, agent, settings
+) -> None:
+    settings.AGUI_DISCONNECT_GRACE_SECONDS = 1.0
+    ws = await socket("ws-blip", owner_key)
+    await ws.send_json_to(
+        {
+            "type": "run",
+            "agent": "assistant",
+            "input": run_input("ws-blip", [user(script(PACED))], run_id="r1"),
+        }
+    )
+    await until_event(ws, "TEXT_MESSAGE_CONTENT")
+    await ws.disconnect()
+    await asyncio.sleep(0.3)
+    again = await socket("ws-blip", owner_key)
+    await again.send_json_to({"type": "subscribe", "after": 0})
+    await until_event(again, "RUN_FINISHED")
+    await again.disconnect()
+    assert await status_of("r1") == RunStatus.SUCCEEDED
