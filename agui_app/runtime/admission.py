@@ -21,8 +21,9 @@ from agui_app.errors import Conflict
 from agui_app.models import OnDisconnect, Run, RunStatus
 from agui_app.runtime.orchestrator import start_next_queued, start_run
 from agui_app.selectors.runs import run_status
+from agui_app.services.multitask import ThreadBusy, run_options
 from agui_app.services.rollback import run_rollback
-from agui_app.services.runs import Admission, ThreadBusy, run_admit, run_options, run_request_cancel
+from agui_app.services.runs import Admission, run_admit, run_request_cancel
 from capabilities.models import Agent
 
 arun_admit = in_db_thread(run_admit)

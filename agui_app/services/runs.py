@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ag_ui.core import Message, RunAgentInput
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pydantic_ai.messages import ModelMessage
 
 from agui_app.access import Principal, Scope
-from agui_app.errors import Conflict, Forbidden, TooManyRequests, Unprocessable, not_found
+from agui_app.errors import Conflict, Forbidden, TooManyRequests, not_found
 from agui_app.events.hub import broadcast_control
 from agui_app.events.log import append_events
 from agui_app.events.shape import run_error, run_finished_cancelled, run_started
@@ -40,13 +41,12 @@ from agui_app.services.conversations import (
     unanswered_note,
 )
 from agui_app.services.messages import StreamIds, loaded_in, record_stream_ids
+from agui_app.services.multitask import ThreadBusy, run_options
 from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
 from agui_app.services.tenancy import tenant_limits
 from agui_app.services.usage import Usage, quota_check, usage_count_run, usage_record_run
 from capabilities.models import Agent
-
-MULTITASK = ("reject", "interrupt", "rollback", "enqueue")
 
 
 @dataclass(frozen=True)
@@ -54,45 +54,6 @@ class Admission:
     thread: Thread
     run: Run
     cursor: int  # the thread's last seq when the run was admitted: its stream starts after it
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What ``forwardedProps`` asks of run control (validated)."""
-
-    multitask: str  # reject | interrupt | rollback | enqueue
-    on_disconnect: str | None  # cancel | continue; None: the agent's default
-
-
-def run_options(run_input: RunAgentInput) -> RunOptions:
-    """``forwardedProps.multitask`` and ``.onDisconnect``. Raises 422 ``invalid_run_input``."""
-    forwarded = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else {}
-    multitask = forwarded.get("multitask", "reject")
-    on_disconnect = forwarded.get("onDisconnect")
-    bad = []
-    if multitask not in MULTITASK:
-        bad.append({"field": "forwardedProps.multitask", "message": f"must be one of {', '.join(MULTITASK)}"})
-    if on_disconnect is not None and on_disconnect not in OnDisconnect.values:
-        bad.append({"field": "forwardedProps.onDisconnect", "message": "must be cancel or continue"})
-    if bad:
-        raise Unprocessable(
-            "; ".join(f"{b['field']} {b['message']}" for b in bad) + ".",
-            code="invalid_run_input",
-            details={"fields": bad},
-        )
-    return RunOptions(multitask=multitask, on_disconnect=on_disconnect)
-
-
-class ThreadBusy(Conflict):
-    """409 ``thread_busy``. ``abandoned``: the active run has no client and its policy is
-    ``cancel``, so a new run may take its place (stop, then send)."""
-
-    def __init__(self, active: Run, *, abandoned: bool) -> None:
-        super().__init__(
-            "A run is active on this thread.", code="thread_busy", details={"activeRunId": active.run_id}
-        )
-        self.active = active
-        self.abandoned = abandoned
 
 
 def run_admit(
@@ -201,6 +162,13 @@ def _enqueue(principal: Principal, thread: Thread, run_input: RunAgentInput, pol
             "The input's state differs from the stored one, and this token may not write state "
             "(scope state:write); send the stored state or none.",
             details={"required": Scope.STATE_WRITE.value},
+        )
+    queued = Run.objects.filter(thread=thread, status=RunStatus.QUEUED).count()
+    if queued >= settings.AGUI_MAX_QUEUED_RUNS:
+        raise TooManyRequests(
+            f"The thread has {queued} queued runs; the limit is {settings.AGUI_MAX_QUEUED_RUNS}.",
+            code="queue_full",
+            details={"queued": queued, "limit": settings.AGUI_MAX_QUEUED_RUNS},
         )
     usage_count_run(principal.tenant)
     run = Run.objects.create(

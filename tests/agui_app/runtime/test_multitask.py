@@ -180,3 +180,32 @@ async def test_a_queued_run_can_be_cancelled_before_it_starts(aclient, agent) ->
     assert not any(
         "never" in m["content"] for m in (await get(aclient, "/api/v1/threads/qc/messages"))["messages"]
     )
+
+
+async def test_a_thread_queues_at_most_the_limit_then_answers_429_queue_full(
+    aclient, agent, settings
+) -> None:
+    settings.AGUI_MAX_QUEUED_RUNS = 1
+    first = asyncio.ensure_future(
+        run(aclient, "assistant", run_input("qf", [user(script(SLOW))], run_id="r1"))
+    )
+    await wait_until_running("qf", "r1")
+    enqueue = {"multitask": "enqueue"}
+    queued = asyncio.ensure_future(
+        run(aclient, "assistant", run_input("qf", [user("two")], run_id="r2", forwarded_props=enqueue))
+    )
+
+    async def is_queued() -> bool:
+        return await Run.objects.filter(run_id="r2", status=RunStatus.QUEUED).aexists()
+
+    await eventually(is_queued, within=3.0)
+    status, _, raw = await stream(
+        aclient,
+        "/api/v1/agents/assistant",
+        run_input("qf", [user("three")], run_id="r3", forwarded_props=enqueue),
+    )
+    assert status == 429 and json.loads(raw)["error"]["code"] == "queue_full"
+    assert not await Run.objects.filter(run_id="r3").aexists()
+    await aclient.post("/api/v1/threads/qf/runs/r2/cancel")
+    await aclient.post("/api/v1/threads/qf/runs/r1/cancel")
+    await asyncio.gather(first, queued)
