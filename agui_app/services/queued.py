@@ -14,9 +14,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
+from agui_app.errors import Conflict
+from agui_app.events.log import append_events
+from agui_app.events.shape import run_error, run_started
 from agui_app.models import Run, RunStatus, StateSource, Tenant, Thread
 from agui_app.process import PROCESS_ID
-from agui_app.services.runs import Admission, rollback_base
+from agui_app.services.runs import Admission, check_open_interrupts, rollback_base
 from agui_app.services.state import state_replace
 from capabilities.models import Agent
 
@@ -43,10 +46,16 @@ def run_start_queued(*, thread_pk: uuid.UUID) -> QueuedStart | None:
             )
             if thread is None or Run.objects.filter(thread=thread, status=RunStatus.RUNNING).exists():
                 return None
-            run = Run.objects.filter(thread=thread, status=RunStatus.QUEUED).order_by("id").first()
-            if run is None:
+            for run in Run.objects.filter(thread=thread, status=RunStatus.QUEUED).order_by("id"):
+                run_input = AGUIAdapter.build_run_input(orjson.dumps(run.queued_input))
+                try:
+                    check_open_interrupts(thread, run_input)
+                except Conflict as exc:  # the run before it paused for a decision this one lacks
+                    _refuse(thread, run, exc)
+                    continue
+                break
+            else:
                 return None
-            run_input = AGUIAdapter.build_run_input(orjson.dumps(run.queued_input))
             state = run_input.state
             if isinstance(state, dict) and state and state != thread.state:
                 state_replace(thread_pk=thread.pk, state=state, source=StateSource.CLIENT)
@@ -73,6 +82,19 @@ def run_start_queued(*, thread_pk: uuid.UUID) -> QueuedStart | None:
             )
     except IntegrityError:  # another process started a run on the thread meanwhile
         return None
+
+
+def _refuse(thread: Thread, run: Run, error: Conflict) -> None:
+    """End a queued run that may not start: its stream (``RUN_STARTED``, ``RUN_ERROR``) is logged,
+    so its waiting client hears why."""
+    run.status, run.finished_at, run.queued_input = RunStatus.FAILED, timezone.now(), None
+    run.error = {"code": error.code, "message": error.message}
+    run.save(update_fields=["status", "finished_at", "queued_input", "error"])
+    start = run_started(
+        thread_id=thread.thread_id, run_id=run.run_id, protocol_1_0=run.protocol_version.startswith("1.")
+    )
+    ending = run_error(message=error.message, code=error.code)
+    append_events(thread.pk, [start, ending], run_pk=run.pk, run_id=run.run_id)
 
 
 def threads_with_queued_runs() -> list[uuid.UUID]:

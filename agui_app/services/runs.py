@@ -121,7 +121,7 @@ def run_admit(
                 return _enqueue(
                     principal, thread, run_input, on_disconnect or options.on_disconnect or "continue"
                 )
-            _check_open_interrupts(thread, run_input)
+            check_open_interrupts(thread, run_input)
             _record_input_state(
                 thread, run_input.state, forwarded.get("stateVersion"), principal.has(Scope.STATE_WRITE)
             )
@@ -198,7 +198,7 @@ def _check_tenant_capacity(tenant: Tenant) -> None:
         )
 
 
-def _check_open_interrupts(thread: Thread, run_input: RunAgentInput) -> None:
+def check_open_interrupts(thread: Thread, run_input: RunAgentInput) -> None:
     """A run may not go past an open interrupt (a tool call waiting for approval): its input must
     resume every one of them, approved or cancelled (AG-UI: never act on, nor finish as success
     over, an interrupt that has no resume entry)."""

@@ -209,3 +209,18 @@ async def test_a_thread_queues_at_most_the_limit_then_answers_429_queue_full(
     await aclient.post("/api/v1/threads/qf/runs/r2/cancel")
     await aclient.post("/api/v1/threads/qf/runs/r1/cancel")
     await asyncio.gather(first, queued)
+
+
+async def test_a_queued_run_behind_an_open_interrupt_ends_with_interrupt_pending(aclient, agent) -> None:
+    pause = script(
+        {"call": "load_capability", "args": {"id": "refunds"}},
+        {"delay_ms": 500, "call": "issue_refund", "args": {"order_id": "A-1001", "amount": 25}},
+    )
+    first = asyncio.ensure_future(run(aclient, "assistant", run_input("qi", [user(pause)], run_id="r1")))
+    await wait_until_running("qi", "r1")
+    body = run_input("qi", [user("next")], run_id="r2", forwarded_props={"multitask": "enqueue"})
+    frames = await run(aclient, "assistant", body)
+    assert (await first)[-1].data["outcome"]["type"] == "interrupt"
+    assert [f.type for f in frames] == ["RUN_STARTED", "RUN_ERROR"]
+    assert frames[-1].data["code"] == "interrupt_pending"
+    assert (await Run.objects.aget(run_id="r2")).status == RunStatus.FAILED
