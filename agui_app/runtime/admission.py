@@ -27,7 +27,7 @@ from agui_app.services.runs import Admission, run_admit, run_request_cancel
 from capabilities.models import Agent
 
 arun_admit = in_db_thread(run_admit)
-DETACH_SETTLE_SECONDS = 0.3  # how long a refused run waits for a just-stopped client's disconnect
+DETACH_SETTLE_SECONDS = 0.5  # how long a refused run waits for a just-stopped client's disconnect
 
 
 async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:
