@@ -3,8 +3,9 @@
 *Scripted*: when the last user message is JSON ``{"agui_script": [step, ...]}``, model request
 *i* of the turn answers step *i*: ``{"call": tool, "args": {...}}``, ``{"calls": [...]}``
 (parallel) or ``{"say": text}`` (one delta per word; ends the run). A step may carry
-``"delay_ms"`` (≤ 30000) to wait before answering, and a ``call`` ``"chunk_delay_ms"`` between the
-~20-character pieces its arguments stream in. Past the last step it says "Script complete."
+``"delay_ms"`` (≤ 30000) to wait before answering, a ``say`` ``"pace_ms"`` between its words, and a
+``call`` ``"chunk_delay_ms"`` between the ~20-character pieces its arguments stream in. Past the
+last step it says "Script complete."
 
 *Router* otherwise: it loads the deferred capability that best matches the user's words, calls
 that capability's tools whose arguments it can fill from the text, then answers in words — or, for
@@ -67,6 +68,7 @@ class ScriptStep(BaseModel):
     calls: list[ToolCallStep] | None = None
     delay_ms: int = Field(default=0, ge=0, le=MAX_DELAY_MS)
     chunk_delay_ms: int = Field(default=0, ge=0, le=1000)  # between a call's argument pieces
+    pace_ms: int = Field(default=0, ge=0, le=MAX_DELAY_MS)  # between the words of a ``say``
 
     @model_validator(mode="after")
     def exactly_one_action(self) -> ScriptStep:
@@ -163,10 +165,12 @@ async def demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIte
         yield chunk
 
 
-async def say(text: str) -> AsyncIterator[str]:
-    """One delta per word, each carrying the whitespace before it."""
+async def say(text: str, pace_ms: int = 0) -> AsyncIterator[str]:
+    """One delta per word, each carrying the whitespace before it (``pace_ms`` apart)."""
     for index, word in enumerate(text.split(" ")):
         chunk = word if index == 0 else f" {word}"
+        if pace_ms and index:
+            await asyncio.sleep(pace_ms / 1000)
         if chunk:
             yield chunk
 
@@ -182,7 +186,7 @@ async def play_step(
     if step.delay_ms:
         await asyncio.sleep(step.delay_ms / 1000)
     if step.say is not None:
-        async for chunk in say(step.say):
+        async for chunk in say(step.say, step.pace_ms):
             yield chunk
     elif step.recall:
         yield "\n".join(json.dumps(prompt) for prompt in user_prompts(messages))

@@ -34,3 +34,13 @@ def test_the_readmes_browser_example_is_the_one_the_browser_test_runs() -> None:
     assert "/api/v1/tokens" in backend and "runtime" in backend
     page = readme_block("browser-page", "html")
     assert "Authorization: `Bearer ${token}`" in page and "/api/v1/agents/assistant" in page
+
+
+def test_the_readmes_stopping_agent_is_the_one_the_node_test_runs() -> None:
+    script = (ROOT / "tests" / "node" / "cancel.mjs").read_text()
+    snippet = re.search(r"// --- README snippet -+\n(.*?)\n// -+", script, re.DOTALL)
+    assert snippet is not None
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- stopping-agent-snippet -->\n```js\n(.*?)```", readme, re.DOTALL)
+    assert block is not None
+    assert block.group(1).strip() == snippet.group(1).strip()

@@ -28,6 +28,7 @@ from ag_ui.core import (
     Message,
     MessagesSnapshotEvent,
     RunErrorEvent,
+    RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunFinishedOutcome,
@@ -40,6 +41,7 @@ from ag_ui.core import (
 TERMINAL_TYPES = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 # Our CUSTOM events are namespaced, so they never collide with pydantic-ai's or a client's names.
 CAPABILITY_SKIPPED = "agui.capability_skipped"
+RUN_ROLLED_BACK = "agui.run_rolled_back"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,17 @@ def run_finished(
     elif protocol_1_0:
         outcome = RunFinishedSuccessOutcome()
     return encode(RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=outcome))
+
+
+def run_finished_cancelled(*, thread_id: str, run_id: str) -> PendingEvent:
+    """``RUN_FINISHED {outcome: cancelled}`` (1.0 clients; older ones get ``RUN_ERROR cancelled``)."""
+    return encode(RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=RunFinishedCancelledOutcome()))
+
+
+def run_rolled_back(*, run_id: str) -> PendingEvent:
+    """``CUSTOM agui.run_rolled_back {"runId"}``: what that run added is taken back; the
+    ``STATE_SNAPSHOT`` and ``MESSAGES_SNAPSHOT`` after it are the thread as it is now."""
+    return encode(CustomEvent(name=RUN_ROLLED_BACK, value={"runId": run_id}))
 
 
 def capability_skipped(*, capability_id: str, reason: str) -> PendingEvent:

@@ -1,18 +1,20 @@
 """How agents talk: tenants and keys, threads, runs, the event log, shared state, conversations."""
 
 from agui_app.models.conversations import ConversationEntry, ConversationRecord
-from agui_app.models.runs import Event, Run, RunStatus
+from agui_app.models.runs import ClientAttachment, Event, OnDisconnect, Run, RunStatus
 from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
 
 __all__ = [
     "ApiKey",
+    "ClientAttachment",
     "ConversationEntry",
     "ConversationRecord",
     "Event",
     "KeyScope",
     "LoadedCapability",
     "Membership",
+    "OnDisconnect",
     "Run",
     "RunStatus",
     "StateRevision",

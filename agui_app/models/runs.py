@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from django.db import models
 
+from capabilities.models import OnDisconnect
+
 
 class RunStatus(models.TextChoices):
+    QUEUED = "queued"
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
@@ -12,7 +15,8 @@ class RunStatus(models.TextChoices):
 
 
 class Run(models.Model):
-    """One AG-UI run on a thread. At most one per thread is ``running`` (a partial unique index)."""
+    """One AG-UI run on a thread. At most one per thread is ``running`` (a partial unique index);
+    ``queued`` runs wait for it, oldest first (``forwardedProps.multitask = "enqueue"``)."""
 
     thread = models.ForeignKey("agui_app.Thread", on_delete=models.CASCADE, related_name="runs")
     run_id = models.CharField(max_length=128)
@@ -27,6 +31,19 @@ class Run(models.Model):
     owner = models.CharField(max_length=200, blank=True, help_text="host:pid:boot of the executing process")
     cancel_requested = models.BooleanField(default=False)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    on_disconnect = models.CharField(max_length=8, choices=OnDisconnect.choices, default=OnDisconnect.CANCEL)
+    detached_at = models.DateTimeField(
+        null=True, blank=True, help_text="Since when no client follows the run's thread (null: one does)."
+    )
+    queued_input = models.JSONField(
+        null=True, blank=True, help_text="A queued run's RunAgentInput (camelCase JSON), until it starts."
+    )
+    history_head = models.CharField(
+        max_length=64, blank=True, help_text="The conversation's head when the run started (for a rollback)."
+    )
+    state_version_before = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="The state version before the run wrote any (for a rollback)."
+    )
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # What the model reported for this run (pydantic-ai's per-response usage, summed).
@@ -44,6 +61,7 @@ class Run(models.Model):
         indexes = [
             models.Index(fields=["status", "heartbeat_at"], name="run_status_heartbeat"),
             models.Index(fields=["started_at"], name="run_started"),
+            models.Index(fields=["thread", "status", "id"], name="run_thread_status"),
         ]
         ordering = ["-started_at", "-id"]
 
@@ -53,6 +71,24 @@ class Run(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status == RunStatus.RUNNING
+
+
+class ClientAttachment(models.Model):
+    """A server process whose clients follow a thread (its SSE streams, sockets, followers): one row
+    per (thread, process) while any does, refreshed by the process's heartbeat. The disconnect
+    policy reads it: a run with no live row on its thread has no client."""
+
+    thread = models.ForeignKey("agui_app.Thread", on_delete=models.CASCADE, related_name="attachments")
+    process = models.CharField(max_length=200)
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "process"], name="attachment_unique_per_process")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.process} on {self.thread_id}"
 
 
 class Event(models.Model):

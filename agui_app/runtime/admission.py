@@ -1,4 +1,12 @@
-"""Admitting a run and starting it (shared by the HTTP endpoint and the WebSocket ``run`` frame)."""
+"""Admitting a run and starting it (shared by the HTTP endpoint and the WebSocket ``run`` frame).
+
+A busy thread answers 409 ``thread_busy`` unless run control says otherwise (``forwardedProps``):
+- the active run has no client and its policy is ``cancel`` (stop, then send): it is cancelled, and
+  the new run starts;
+- ``multitask: "interrupt"``: the active run is cancelled (what it did is kept), then the run starts;
+- ``multitask: "rollback"``: the same, and what the cancelled run added is taken back first;
+- ``multitask: "enqueue"``: the run is admitted ``queued`` and starts when the runs before it ended.
+"""
 
 from __future__ import annotations
 
@@ -10,25 +18,31 @@ from django.conf import settings
 from agui_app.access import Principal
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import Conflict, Unprocessable
-from agui_app.models import RunStatus
-from agui_app.runtime.orchestrator import start_run
-from agui_app.selectors.runs import active_run, run_for_thread
-from agui_app.selectors.threads import thread_for
+from agui_app.models import OnDisconnect, Run, RunStatus
+from agui_app.runtime.orchestrator import start_next_queued, start_run
+from agui_app.selectors.runs import run_status
+from agui_app.services.multitask import ThreadBusy, run_options
+from agui_app.services.rollback import run_rollback
 from agui_app.services.runs import Admission, run_admit, run_request_cancel
 from capabilities.models import Agent
 
 arun_admit = in_db_thread(run_admit)
+DETACH_SETTLE_SECONDS = 0.5  # how long a refused run waits for a just-stopped client's disconnect
 
 
 async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:
-    """Admit the run (see ``admit``) and start it as a detached task of this process.
+    """Admit the run (see ``admit``) and start it as a detached task of this process (a queued
+    run starts later, when its turn comes).
 
     Shared by the HTTP endpoint and the WebSocket ``run`` frame. Raises the ``ApiError`` of a
     refused admission (nothing started then); the run's own failures end in a logged ``RUN_ERROR``.
     """
     require_a_turn(run_input)
     admission = await admit(principal=principal, agent=agent, run_input=run_input)
-    await start_run(admission=admission, agent=agent, tenant=principal.tenant, run_input=run_input)
+    if admission.run.status == RunStatus.RUNNING:
+        await start_run(admission=admission, agent=agent, tenant=principal.tenant, run_input=run_input)
+    else:  # queued: the thread may have become free meanwhile (nothing happens if it is busy)
+        await start_next_queued(admission.thread.pk)
     return admission
 
 
@@ -45,29 +59,40 @@ def require_a_turn(run_input: RunAgentInput) -> None:
 
 
 async def admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:
-    """Admit the run; with ``forwardedProps.multitask == "interrupt"`` cancel a busy thread's run first."""
-    try:
-        return await arun_admit(principal=principal, agent=agent, run_input=run_input)
-    except Conflict as exc:
-        forwarded = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else {}
-        if exc.code != "thread_busy" or forwarded.get("multitask") != "interrupt":
+    """Admit the run, taking a busy thread's active run out of the way first where run control
+    allows it (see the module docstring)."""
+    multitask = run_options(run_input).multitask
+    loop = asyncio.get_running_loop()
+    settle_until = loop.time() + DETACH_SETTLE_SECONDS
+    while True:
+        try:
+            return await arun_admit(principal=principal, agent=agent, run_input=run_input)
+        except ThreadBusy as busy:
+            if busy.abandoned or multitask in ("interrupt", "rollback"):
+                active = busy.active
+                break
+            if multitask == "reject" and busy.active.on_disconnect == OnDisconnect.CANCEL:
+                # Stop, then send: the stopped client's disconnect may still be on its way here.
+                if loop.time() < settle_until:
+                    await asyncio.sleep(0.05)
+                    continue
             raise
-    await interrupt_active_run(principal, run_input.thread_id)
+    await stop_active_run(active)
+    if multitask == "rollback":
+        await in_db_thread(run_rollback)(run_pk=active.pk)
     return await arun_admit(principal=principal, agent=agent, run_input=run_input)
 
 
-async def interrupt_active_run(principal: Principal, thread_id: str) -> None:
-    thread = await in_db_thread(thread_for)(principal, thread_id)
-    running = await in_db_thread(active_run)(thread) if thread is not None else None
-    if thread is None or running is None:
-        return
+async def stop_active_run(active: Run) -> None:
+    """Cancel the run (from any process) and wait, up to ``AGUI_MULTITASK_WAIT_SECONDS``, until it
+    closed: its partial answer is in the history and the thread is free."""
     try:
-        await in_db_thread(run_request_cancel)(run=running)
+        await in_db_thread(run_request_cancel)(run=active)
     except Conflict:
-        return
-    deadline = asyncio.get_running_loop().time() + settings.AGUI_MULTITASK_WAIT_SECONDS
-    while asyncio.get_running_loop().time() < deadline:
-        current = await in_db_thread(run_for_thread)(thread, running.run_id)
-        if current is None or current.status != RunStatus.RUNNING:
+        return  # it ended meanwhile
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + settings.AGUI_MULTITASK_WAIT_SECONDS
+    while loop.time() < deadline:
+        if await in_db_thread(run_status)(active.pk) != RunStatus.RUNNING:
             return
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.02)

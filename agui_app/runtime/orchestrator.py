@@ -17,6 +17,8 @@ from typing import Any
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
 from django.conf import settings
 from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai.exceptions import RunCancelled
+from pydantic_ai.messages import ModelMessage
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
@@ -25,6 +27,7 @@ from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
 from agui_app.events.shape import PendingEvent, capability_skipped, encode, messages_snapshot, run_started
 from agui_app.models import RunStatus, Tenant
+from agui_app.runtime import supervisor as supervisors
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
 from agui_app.runtime.predictive import PredictiveState
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
@@ -33,6 +36,7 @@ from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
+from agui_app.services.queued import run_start_queued
 from agui_app.services.runs import Admission, run_complete
 from capabilities.assembly import assemble
 from capabilities.availability import SkippedSkill
@@ -62,9 +66,28 @@ async def start_run(
             await run.execute()
         finally:
             supervisor.unregister(handle)
+        await start_next_queued(admission.thread.pk)  # not when the task itself was cancelled
 
     handle.task = spawn_detached(execute(), name=f"agui-run-{handle.run_id}")
     return handle
+
+
+async def start_next_queued(thread_pk: Any) -> None:
+    """Start the thread's oldest queued run in this process, if the thread is free."""
+    try:
+        queued = await in_db_thread(run_start_queued)(thread_pk=thread_pk)
+    except Exception:
+        logger.exception(
+            "could not start the queued run of thread %s; the supervisor's sweep will", thread_pk
+        )
+        return
+    if queued is not None:
+        await start_run(
+            admission=queued.admission, agent=queued.agent, tenant=queued.tenant, run_input=queued.run_input
+        )
+
+
+supervisors.Supervisor.queue_starter = staticmethod(start_next_queued)  # type: ignore[assignment]
 
 
 class RunExecution:
@@ -105,6 +128,10 @@ class RunExecution:
         self.started = False
         self.meter = UsageMeter()
         self.predictive: PredictiveState | None = None
+        self.partial: list[ModelMessage] | None = None  # what a cancelled run did, for the history
+
+    async def on_cancelled(self, cancelled: RunCancelled) -> None:
+        self.partial = cancelled.new_messages()
 
     async def execute(self) -> None:
         """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
@@ -184,6 +211,7 @@ class RunExecution:
             cancellation_token=self.handle.token,
             instructions=state_instructions,
             capabilities=[StateSync(self.gateway), self.meter],
+            on_cancel=self.on_cancelled,
         )
 
     async def log(self, event: BaseEvent) -> None:
@@ -230,6 +258,7 @@ class RunExecution:
                 skill_versions=self.skill_versions,
                 client_message_ids=[m.id for m in self.run_input.messages],
                 usage=self.meter.total,
+                partial=self.partial,
             )
             if snapshot is not None:
                 events.append(messages_snapshot(snapshot))

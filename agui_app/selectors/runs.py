@@ -17,3 +17,7 @@ def run_for_thread(thread: Thread, run_id: str) -> Run | None:
 
 def active_run(thread: Thread) -> Run | None:
     return runs_for_thread(thread).filter(status=RunStatus.RUNNING).first()
+
+
+def run_status(run_pk: int) -> str | None:
+    return Run.objects.filter(pk=run_pk).values_list("status", flat=True).first()

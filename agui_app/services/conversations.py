@@ -8,7 +8,7 @@ from typing import Any
 from ag_ui.core import UserMessage
 from pydantic import TypeAdapter
 from pydantic_ai.conversation_store import ConversationConflict, ConversationEntry, ConversationRecord
-from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
 from agui_app.conversation_store import STORE, history_rows
@@ -76,3 +76,46 @@ def conversation_keep_user_messages(
             continue
         return len(missing)
     return 0
+
+
+def conversation_append_partial(
+    *, thread: Thread, scope: str, user_messages: list[dict[str, Any]], partial: list[ModelMessage], note: str
+) -> list[str]:
+    """Save what a cancelled run did (pydantic-ai saves only completed turns) after the stored head:
+    its accepted user messages the history does not hold yet, then the answer so far (``partial``:
+    the run's new messages). A request left without any answer gets the ``note``, so the history
+    stays well formed. Returns the new entries' ids (none if another scope owns the id, or the
+    history kept moving)."""
+    answer = [m for m in partial if not (isinstance(m, ModelResponse) and not m.parts)]
+    for _attempt in range(3):
+        record = STORE.read_record_sync(thread.conversation_id)
+        if record is not None and record.scope != scope:
+            return []
+        rows = history_rows(record.head_id) if record is not None else []
+        known = {m.id for row in rows for m in entry_messages(row) if m.role == "user"}
+        missing = [m for m in USER_MESSAGES.validate_python(user_messages) if m.id not in known]
+        kept = [loaded for m in missing for loaded in AGUIAdapter.load_messages([m])] + answer
+        if not kept:
+            return []
+        if isinstance(kept[-1], ModelRequest):
+            kept.append(ModelResponse(parts=[TextPart(content=note)], model_name="agui-hub"))
+        parent_id = record.head_id if record is not None else None
+        entries: list[ConversationEntry] = []
+        for message in kept:
+            entries.append(ConversationEntry(id=new_entry_id(), parent_id=parent_id, message=message))
+            parent_id = entries[-1].id
+        updated = ConversationRecord(
+            conversation_id=thread.conversation_id, head_id=parent_id, scope=scope, revision=new_entry_id()
+        )
+        if record is not None:
+            updated = dataclasses.replace(
+                record, head_id=parent_id, revision=new_entry_id(), updated_at=updated.updated_at
+            )
+        try:
+            STORE.write_record_sync(
+                updated, new_entries=entries, expected_revision=record.revision if record else None
+            )
+        except ConversationConflict:
+            continue
+        return [entry.id for entry in entries]
+    return []

@@ -11,16 +11,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from ag_ui.core import Message, RunAgentInput
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from pydantic_ai.messages import ModelMessage
 
 from agui_app.access import Principal, Scope
 from agui_app.errors import Conflict, Forbidden, TooManyRequests, not_found
 from agui_app.events.hub import broadcast_control
+from agui_app.events.log import append_events
+from agui_app.events.shape import run_error, run_finished_cancelled, run_started
 from agui_app.models import (
     ConversationEntry,
     ConversationRecord,
     LoadedCapability,
+    OnDisconnect,
     Run,
     RunStatus,
     StateSource,
@@ -29,8 +34,14 @@ from agui_app.models import (
 )
 from agui_app.process import PROCESS_ID
 from agui_app.selectors.messages import messages_json, thread_messages, user_messages
-from agui_app.services.conversations import conversation_keep_user_messages, unanswered_note
+from agui_app.services.attachments import clients_attached
+from agui_app.services.conversations import (
+    conversation_append_partial,
+    conversation_keep_user_messages,
+    unanswered_note,
+)
 from agui_app.services.messages import StreamIds, loaded_in, record_stream_ids
+from agui_app.services.multitask import ThreadBusy, run_options
 from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
 from agui_app.services.tenancy import tenant_limits
@@ -45,22 +56,36 @@ class Admission:
     cursor: int  # the thread's last seq when the run was admitted: its stream starts after it
 
 
-def run_admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:
+def run_admit(
+    *,
+    principal: Principal,
+    agent: Agent,
+    run_input: RunAgentInput,
+    on_disconnect: str | None = None,
+) -> Admission:
     """Create the thread on first use (owned by the principal's end user, if any) and admit a new
     run on it. The agent was looked up for ``principal`` already.
 
     Records the input's ``state`` as a client revision first when it is a non-empty object that
     differs from the stored one (an empty or absent state means "no change").
 
+    With ``forwardedProps.multitask = "enqueue"`` on a busy thread the run is admitted ``queued``
+    (its input kept; ``run_start_queued`` starts it when the thread is free). ``on_disconnect``
+    overrides ``forwardedProps.onDisconnect`` and the agent's default (background runs: continue).
+
     Raises:
         NotFound: the thread is another end user's, or outside the token's thread list.
         Forbidden: the input would write state and the principal lacks ``state:write``.
         TooManyRequests: ``too_many_active_runs``, ``quota_exceeded`` (nothing written).
-        Conflict: ``thread_busy`` (a run is active), ``thread_agent_mismatch``, ``run_exists``,
+        ThreadBusy: a run is active (and the input does not enqueue).
+        Conflict: ``thread_agent_mismatch``, ``run_exists``,
             ``state_version_stale`` (``forwardedProps.stateVersion`` is not current).
+        Unprocessable: a bad ``forwardedProps.multitask`` / ``onDisconnect``.
     """
     tenant = principal.tenant
     forwarded = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else {}
+    options = run_options(run_input)
+    policy = on_disconnect or options.on_disconnect or agent.on_disconnect
     if not principal.reaches_thread_id(run_input.thread_id):
         raise not_found("Thread")
     quota_check(tenant)
@@ -83,15 +108,20 @@ def run_admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -
             if active is not None and is_stale(active):
                 run_recover(active)
                 active = None
-            if active is not None:
-                raise Conflict(
-                    "A run is active on this thread.",
-                    code="thread_busy",
-                    details={"activeRunId": active.run_id},
-                )
-            _check_open_interrupts(thread, run_input)
+            if active is not None and options.multitask != "enqueue":
+                abandoned = active.on_disconnect == OnDisconnect.CANCEL and not clients_attached(thread.pk)
+                raise ThreadBusy(active, abandoned=abandoned)
             if Run.objects.filter(thread=thread, run_id=run_input.run_id).exists():
                 raise Conflict(f"Run {run_input.run_id!r} already exists on this thread.", code="run_exists")
+            if active is not None or (
+                options.multitask == "enqueue"
+                and Run.objects.filter(thread=thread, status=RunStatus.QUEUED).exists()
+            ):
+                # An enqueued run was asked for later: its client need not stay (continue by default).
+                return _enqueue(
+                    principal, thread, run_input, on_disconnect or options.on_disconnect or "continue"
+                )
+            check_open_interrupts(thread, run_input)
             _record_input_state(
                 thread, run_input.state, forwarded.get("stateVersion"), principal.has(Scope.STATE_WRITE)
             )
@@ -104,11 +134,55 @@ def run_admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -
                 input_messages=messages_json(user_messages(run_input.messages)),
                 owner=PROCESS_ID,
                 heartbeat_at=timezone.now(),
+                on_disconnect=policy,
+                detached_at=timezone.now(),  # until its first client follows it
+                **rollback_base(thread),
             )
             thread.refresh_from_db(fields=["last_seq", "state", "state_version"])
             return Admission(thread=thread, run=run, cursor=thread.last_seq)
     except IntegrityError as exc:  # another process admitted a run on this thread meanwhile
         raise Conflict("A run is active on this thread.", code="thread_busy") from exc
+
+
+def rollback_base(thread: Thread) -> dict[str, Any]:
+    """What a rollback of a run starting now returns to: the conversation head and state version."""
+    head = (
+        ConversationRecord.objects.filter(pk=thread.conversation_id).values_list("head_id", flat=True).first()
+    )
+    thread.refresh_from_db(fields=["state_version"])
+    return {"history_head": head or "", "state_version_before": thread.state_version}
+
+
+def _enqueue(principal: Principal, thread: Thread, run_input: RunAgentInput, policy: str) -> Admission:
+    """Admit the run ``queued`` behind the thread's active (or queued) runs; nothing of its input
+    is applied until it starts."""
+    state = run_input.state
+    if isinstance(state, dict) and state and state != thread.state and not principal.has(Scope.STATE_WRITE):
+        raise Forbidden(
+            "The input's state differs from the stored one, and this token may not write state "
+            "(scope state:write); send the stored state or none.",
+            details={"required": Scope.STATE_WRITE.value},
+        )
+    queued = Run.objects.filter(thread=thread, status=RunStatus.QUEUED).count()
+    if queued >= settings.AGUI_MAX_QUEUED_RUNS:
+        raise TooManyRequests(
+            f"The thread has {queued} queued runs; the limit is {settings.AGUI_MAX_QUEUED_RUNS}.",
+            code="queue_full",
+            details={"queued": queued, "limit": settings.AGUI_MAX_QUEUED_RUNS},
+        )
+    usage_count_run(principal.tenant)
+    run = Run.objects.create(
+        thread=thread,
+        run_id=run_input.run_id,
+        parent_run_id=run_input.parent_run_id or "",
+        status=RunStatus.QUEUED,
+        protocol_version=getattr(run_input, "protocol_version", None) or "",
+        input_messages=messages_json(user_messages(run_input.messages)),
+        queued_input=run_input.model_dump(mode="json", by_alias=True, exclude_none=True),
+        on_disconnect=policy,
+    )
+    thread.refresh_from_db(fields=["last_seq", "state", "state_version"])
+    return Admission(thread=thread, run=run, cursor=thread.last_seq)
 
 
 def _check_tenant_capacity(tenant: Tenant) -> None:
@@ -127,7 +201,7 @@ def _check_tenant_capacity(tenant: Tenant) -> None:
         )
 
 
-def _check_open_interrupts(thread: Thread, run_input: RunAgentInput) -> None:
+def check_open_interrupts(thread: Thread, run_input: RunAgentInput) -> None:
     """A run may not go past an open interrupt (a tool call waiting for approval): its input must
     resume every one of them, approved or cancelled (AG-UI: never act on, nor finish as success
     over, an interrupt that has no resume entry)."""
@@ -167,12 +241,16 @@ def _record_input_state(thread: Thread, state: Any, state_version: Any, may_writ
 
 
 def run_request_cancel(*, run: Run) -> Run:
-    """Ask the run's process, wherever it is, to cancel it.
+    """Ask the run's process, wherever it is, to cancel it. A queued run is cancelled here and
+    now: its stream (``RUN_STARTED``, then the cancelled end) is logged, so its client stops waiting.
 
     Raises:
         Conflict: ``run_not_active`` when the run already ended.
     """
     message = {"type": "agui.cancel", "thread": str(run.thread_id), "run_id": run.run_id}
+    if run.status == RunStatus.QUEUED and _cancel_queued(run):
+        run.refresh_from_db()
+        return run
     with transaction.atomic():
         updated = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(cancel_requested=True)
         if updated:  # the flag is the safety net; the broadcast must not overtake it
@@ -181,6 +259,25 @@ def run_request_cancel(*, run: Run) -> Run:
     if not updated:
         raise Conflict(f"Run {run.run_id!r} is not active (status {run.status}).", code="run_not_active")
     return run
+
+
+def _cancel_queued(run: Run) -> bool:
+    with transaction.atomic():
+        Thread.objects.select_for_update().filter(pk=run.thread_id).first()
+        if not Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
+            status=RunStatus.CANCELLED, finished_at=timezone.now(), queued_input=None
+        ):
+            return False
+        protocol_1_0 = run.protocol_version.startswith("1.")
+        thread_id = Thread.objects.values_list("thread_id", flat=True).get(pk=run.thread_id)
+        ending = (
+            run_finished_cancelled(thread_id=thread_id, run_id=run.run_id)
+            if protocol_1_0
+            else run_error(message="The run was cancelled.", code="cancelled")
+        )
+        start = run_started(thread_id=thread_id, run_id=run.run_id, protocol_1_0=protocol_1_0)
+        append_events(run.thread_id, [start, ending], run_pk=run.pk, run_id=run.run_id)
+    return True
 
 
 def run_complete(
@@ -194,10 +291,12 @@ def run_complete(
     skill_versions: dict[str, int | None],
     client_message_ids: list[str],
     usage: Usage | None = None,
+    partial: list[ModelMessage] | None = None,
 ) -> list[Message] | None:
     """Record how a run ended. Runs inside the transaction that logs its terminal event, so the
     thread is free, the message ids are stored and the loads are projected by the time any client
-    sees ``RUN_FINISHED``/``RUN_ERROR``.
+    sees ``RUN_FINISHED``/``RUN_ERROR``. A cancelled run's ``partial`` messages (its request and
+    the answer so far) are saved to the history, with the ids its stream used.
 
     Returns the stored history (AG-UI messages) when a completed run's client cannot hold it
     (it sent only its new turn, or a regenerate branched the history), for a ``MESSAGES_SNAPSHOT``
@@ -205,6 +304,14 @@ def run_complete(
     """
     snapshot = None
     thread = Thread.objects.select_related("tenant").get(pk=run.thread_id)
+    if status == RunStatus.CANCELLED and partial and not saved_entry_ids:
+        saved_entry_ids = conversation_append_partial(
+            thread=thread,
+            scope=thread.tenant.conversation_scope,
+            user_messages=run.input_messages,
+            partial=partial,
+            note=unanswered_note(status),
+        )
     if saved_entry_ids:
         saved = record_stream_ids(saved_entry_ids, stream_ids)
         for capability_id in sorted(loaded_in(saved)):
@@ -222,7 +329,7 @@ def run_complete(
             note=unanswered_note(status),
         )
     Run.objects.filter(pk=run.pk).update(
-        status=status, outcome=outcome, error=error, finished_at=timezone.now()
+        status=status, outcome=outcome, error=error, finished_at=timezone.now(), detached_at=None
     )
     usage_record_run(run=run, tenant_id=thread.tenant_id, usage=usage or Usage())
     return snapshot

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 
 from hypothesis import given, settings
@@ -52,3 +53,13 @@ def test_the_catalog_diff_applier_turns_the_old_catalog_into_the_new_one(
 ) -> None:
     diff = "\n".join(difflib.unified_diff(old, new, "before", "after", lineterm=""))
     assert (apply_unified_diff(old, diff) if diff else old) == new
+
+
+async def test_a_paced_say_streams_its_words_that_far_apart() -> None:
+    loop = asyncio.get_running_loop()
+    arrivals = []
+    async for chunk in say("one two three", pace_ms=100):
+        arrivals.append((chunk, loop.time()))
+    assert [chunk for chunk, _ in arrivals] == ["one", " two", " three"]
+    assert arrivals[-1][1] - arrivals[0][1] >= 0.19  # two gaps of 100 ms
+    assert isinstance(parse_script('{"agui_script": [{"say": "x", "pace_ms": 40000}]}'), str)

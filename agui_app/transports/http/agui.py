@@ -12,10 +12,10 @@ from ag_ui.core import RunAgentInput
 from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import Conflict, not_found
-from agui_app.events.follow import follow
 from agui_app.events.shape import connect_run
 from agui_app.pydantic_ai_private import approval_interrupt
 from agui_app.runtime.admission import admit_and_start
+from agui_app.runtime.attachments import follow_attached
 from agui_app.selectors.agents import agent_for
 from agui_app.selectors.connect import ConnectSnapshot, connect_snapshot
 from agui_app.selectors.threads import thread_for, thread_id_taken
@@ -65,7 +65,7 @@ async def run_events(admission: Admission) -> Stream:
     state events in between."""
     run_id = admission.run.run_id
     started = False
-    async for batch in follow(
+    async for batch in follow_attached(
         admission.thread.pk, admission.cursor, stop=lambda e: e.run_id == run_id and e.is_terminal
     ):
         if not started:
@@ -106,7 +106,7 @@ async def connect_stream(run_input: RunAgentInput, snapshot: ConnectSnapshot | N
     yield frame_at(synthetic, snapshot.cursor if snapshot is not None else 0)
     if snapshot is not None and snapshot.active_run_first_seq is not None:
         active = snapshot.active_run_id
-        async for batch in follow(
+        async for batch in follow_attached(
             snapshot.thread_pk, snapshot.cursor, stop=lambda e: e.run_id == active and e.is_terminal
         ):
             yield batch

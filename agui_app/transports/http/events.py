@@ -14,9 +14,9 @@ from django.views.decorators.csrf import csrf_exempt
 from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError, not_found
-from agui_app.events.follow import follow
 from agui_app.events.log import events_after
 from agui_app.models import Thread
+from agui_app.runtime.attachments import follow_attached
 from agui_app.selectors.threads import thread_for
 from agui_app.transports.auth import admit_request, insufficient_scope
 from agui_app.transports.browsers import site_origin
@@ -50,7 +50,7 @@ class EventsConsumer(SseConsumer):
     async def open_stream(self) -> Stream:
         thread = await reachable_thread(await self.principal(Scope.THREADS_READ), self.kwargs["thread_id"])
         after = non_negative_int(self.header("last-event-id") or self.query("after"), "after", 0)
-        return follow(thread.pk, after)
+        return follow_attached(thread.pk, after)
 
 
 @csrf_exempt

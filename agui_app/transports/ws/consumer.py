@@ -32,9 +32,9 @@ from pydantic import ValidationError
 from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import AmbiguousThread, ApiError, Unauthenticated, Unprocessable, not_found
-from agui_app.events.follow import follow
 from agui_app.models import StateSource, Thread
 from agui_app.runtime.admission import admit_and_start
+from agui_app.runtime.attachments import follow_attached
 from agui_app.selectors.agents import agent_for
 from agui_app.selectors.runs import run_for_thread
 from agui_app.selectors.threads import staff_thread, thread_for
@@ -335,7 +335,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def forward(self, thread_pk: uuid.UUID, after: int) -> None:
         last = after
         try:
-            async for batch in follow(thread_pk, after):
+            async for batch in follow_attached(thread_pk, after):
                 for event in batch:  # the logged JSON spliced in: no decode/re-encode per event
                     await self.send(text_data=EVENT_FRAME % (event.seq, event.data))
                     last = event.seq
