@@ -4,11 +4,13 @@ from agui_app.models.conversations import ConversationEntry, ConversationRecord
 from agui_app.models.runs import Event, Run, RunStatus
 from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
+from agui_app.models.webhooks import DeliveryStatus, WebhookDelivery
 
 __all__ = [
     "ApiKey",
     "ConversationEntry",
     "ConversationRecord",
+    "DeliveryStatus",
     "Event",
     "KeyScope",
     "LoadedCapability",
@@ -21,4 +23,5 @@ __all__ = [
     "Thread",
     "TokenRevocation",
     "UsageMonth",
+    "WebhookDelivery",
 ]

@@ -35,6 +35,7 @@ from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
 from agui_app.services.tenancy import tenant_limits
 from agui_app.services.usage import Usage, quota_check, usage_count_run, usage_record_run
+from agui_app.services.webhooks import run_ended, run_webhook_url
 from capabilities.models import Agent
 
 
@@ -102,6 +103,7 @@ def run_admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -
                 parent_run_id=run_input.parent_run_id or "",
                 protocol_version=getattr(run_input, "protocol_version", None) or "",
                 input_messages=messages_json(user_messages(run_input.messages)),
+                webhook_url=run_webhook_url(run_input),
                 owner=PROCESS_ID,
                 heartbeat_at=timezone.now(),
             )
@@ -222,6 +224,7 @@ def run_complete(
         status=status, outcome=outcome, error=error, finished_at=timezone.now()
     )
     usage_record_run(run=run, tenant_id=thread.tenant_id, usage=usage or Usage())
+    run_ended(run_pk=run.pk)  # the webhook's outbox row, in this same transaction
     return snapshot
 
 
