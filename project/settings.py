@@ -311,7 +311,7 @@ _HUEY_CONSUMER = {
     "periodic": True,
 }
 HUEY: dict[str, object] = {
-    "name": "agui-hub",
+    "name": env_str("AGUI_TASKS_QUEUE", "agui-hub"),
     "immediate": False,  # djhuey's default follows DEBUG; jobs always go through the queue
     "results": False,
     "utc": True,
