@@ -21,7 +21,8 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.slow,
     pytest.mark.skipif(
-        shutil.which("node") is None or not (CLIENT_DIR / "node_modules" / "@copilotkit" / "runtime").exists(),
+        shutil.which("node") is None
+        or not (CLIENT_DIR / "node_modules" / "@copilotkit" / "runtime").exists(),
         reason="needs Node.js and `npm ci --prefix clients/copilotkit` (scripts/test.sh does it)",
     ),
 ]

@@ -23,6 +23,7 @@ from agui_app.access import Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError, not_found
 from agui_app.events.follow import follow
+from agui_app.models import Thread
 from agui_app.runtime.admission import admit_and_start
 from agui_app.selectors.agents import agent_for
 from agui_app.selectors.run_results import TERMINAL_STATUSES, RunPosition, run_position, run_result
@@ -97,20 +98,22 @@ class BackgroundRunConsumer(JsonConsumer):
         return 202, body, [(b"location", location.encode())]
 
 
-class RunMixin:
-    async def position(self: Any) -> tuple[Any, RunPosition]:
-        thread = await reachable_thread(await self.principal(Scope.THREADS_READ), self.kwargs["thread_id"])
-        position = await arun_position(thread, self.kwargs["run_id"])
-        if position is None:
-            raise not_found("Run")
-        return thread, position
+async def locate_run(consumer: SseConsumer) -> tuple[Thread, RunPosition]:
+    """The request's thread (reachable by its principal) and where its run sits in the log. 404s."""
+    thread = await reachable_thread(
+        await consumer.principal(Scope.THREADS_READ), consumer.kwargs["thread_id"]
+    )
+    position = await arun_position(thread, consumer.kwargs["run_id"])
+    if position is None:
+        raise not_found("Run")
+    return thread, position
 
 
-class RunStreamConsumer(RunMixin, SseConsumer):
+class RunStreamConsumer(SseConsumer):
     methods = ("GET",)
 
     async def open_stream(self) -> Stream:
-        thread, position = await self.position()
+        thread, position = await locate_run(self)
         cursor = self.header("last-event-id") or self.query("after")
         after = non_negative_int(cursor, "after", position.before)
         return run_stream(thread.pk, position, after, from_start=cursor is None or cursor == "")
@@ -144,12 +147,12 @@ def wait_seconds(raw: str | None) -> float:
     return min(value, settings.AGUI_RUN_WAIT_MAX_SECONDS)
 
 
-class RunWaitConsumer(RunMixin, JsonConsumer):
+class RunWaitConsumer(JsonConsumer):
     methods = ("GET",)
 
     async def answer(self) -> tuple[int, Any, Headers]:
         timeout = wait_seconds(self.query("timeout"))
-        thread, position = await self.position()
+        thread, position = await locate_run(self)
         if position.run.status not in TERMINAL_STATUSES:
             run_id = position.run.run_id
             try:
