@@ -45,6 +45,7 @@ def gestures(mode: str, thread: str, *, url: str, key: str) -> dict:
 def test_run_stop_run_then_a_fresh_runtime_hydrates_from_the_hub(server, owner_key, agent) -> None:
     result = gestures("stop-then-run", "ck-1", url=server.url, key=owner_key)
     assert result["stop"]["stopped"] is True
+    assert result["runningBeforeStop"] is True and result["runningAtTheEnd"] is False
     assert result["first"][0] == "RUN_STARTED" and "TOOL_CALL_RESULT" in result["first"]
     runs = {r["runId"]: r for r in get_json(server.url, owner_key, "/api/v1/threads/ck-1/runs")["results"]}
     assert runs["ck-run-1"]["status"] == "cancelled"  # Stop reached the hub

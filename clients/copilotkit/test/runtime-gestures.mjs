@@ -15,9 +15,10 @@ const [mode, threadId] = process.argv.slice(2);
 const hub = process.env.HUB_URL;
 const key = process.env.AGUI_KEY;
 
+const runner = new HubAgentRunner({ baseUrl: hub, apiKey: key });
 const runtime = new CopilotRuntime({
   agents: { assistant: new HttpAgent({ url: `${hub}/api/v1/agents/assistant`, headers: { Authorization: `Bearer ${key}` } }) },
-  runner: new HubAgentRunner({ baseUrl: hub, apiKey: key }),
+  runner,
 });
 const app = createCopilotEndpoint({ runtime, basePath: "/api/copilotkit" });
 
@@ -77,13 +78,17 @@ if (mode === "stop-then-run") {
   const m1 = { id: "ck-m1", role: "user", content: script(progress, { delay_ms: 20000, say: "never said" }) };
   const running = await post("/agent/assistant/run", input("ck-run-1", [m1]));
   const rest = await read(running, first, (event) => event.type === "TOOL_CALL_RESULT");
+  const runningBeforeStop = await runner.isRunning({ threadId });
   const stopResponse = await post(`/agent/assistant/stop/${threadId}`, {});
   const stop = await stopResponse.json();
   await drain(rest, first);
   const m2 = { id: "ck-m2", role: "user", content: script({ say: "second answer" }) };
   const second = [];
   await read(await post("/agent/assistant/run", input("ck-run-2", [m1, m2])), second);
-  console.log(JSON.stringify({ stop, first: first.map((e) => e.type), firstEnd: first.at(-1), second }));
+  const runningAtTheEnd = await runner.isRunning({ threadId });
+  console.log(
+    JSON.stringify({ stop, runningBeforeStop, runningAtTheEnd, first: first.map((e) => e.type), firstEnd: first.at(-1), second }),
+  );
 } else if (mode === "connect") {
   const events = [];
   await read(await post("/agent/assistant/connect", input("ck-connect", [])), events);
