@@ -81,6 +81,18 @@ async def test_an_approval_interrupt_is_run_paused(aclient, agent: Agent) -> Non
     assert delivery.payload["outcome"]["type"] == "interrupt"
 
 
+async def test_a_run_over_its_limits_is_run_failed(aclient, agent: Agent) -> None:
+    agent.webhook_url = HOOK
+    agent.max_iterations = 1
+    await agent.asave(update_fields=["webhook_url", "max_iterations"])
+    steps = ({"call": "load_capability", "args": {"id": "todos"}}, {"say": "too late"})
+    frames = await run(aclient, "assistant", run_input("o-fail", [user(script(*steps))]))
+    assert frames[-1].type == "RUN_ERROR"
+    [delivery] = await deliveries()
+    assert delivery.event_type == "run.failed" and delivery.payload["status"] == "failed"
+    assert delivery.payload["error"]["code"] == frames[-1].data["code"]
+
+
 def test_a_recovered_run_is_run_interrupted(agent: Agent) -> None:
     from agui_app.models import Thread
 
