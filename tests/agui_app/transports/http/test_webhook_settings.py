@@ -4,6 +4,8 @@ and the deliveries' admin page (visible, sent again on request)."""
 
 from __future__ import annotations
 
+import base64
+import re
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from rest_framework.test import APIClient
 
 from agui_app.models import DeliveryStatus, KeyScope, WebhookDelivery
 from agui_app.services.keys import api_key_create
+from agui_app.services.webhook_secrets import webhook_signing_key
 from capabilities.models import Agent
 
 pytestmark = pytest.mark.django_db
@@ -84,3 +87,19 @@ def test_deliveries_are_listed_in_admin_and_sent_again(
     theirs.refresh_from_db()
     assert mine.status == DeliveryStatus.PENDING and mine.attempts == 0
     assert theirs.status == DeliveryStatus.FAILED  # another tenant's is out of reach
+
+
+def test_a_superuser_rotates_a_tenants_webhook_secret_in_admin_and_sees_it_once(
+    client: Client, django_user_model: Any, owner_tenant
+) -> None:
+    client.force_login(django_user_model.objects.create_superuser("root", password="pw-root-12345"))
+    response = client.post(
+        reverse("admin:agui_app_tenant_changelist"),
+        {"action": "rotate_webhook_secret", "_selected_action": [owner_tenant.pk]},
+        follow=True,
+    )
+    [shown] = [m.message for m in response.context["messages"] if "copy it now" in m.message]
+    secret = re.search(r"whsec_\S+", shown).group(0)
+    assert webhook_signing_key(tenant_id=owner_tenant.pk) == base64.b64decode(secret.removeprefix("whsec_"))
+    page = client.get(reverse("admin:agui_app_tenant_change", args=[owner_tenant.pk])).content.decode()
+    assert secret[:10] in page and secret not in page
