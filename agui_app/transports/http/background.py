@@ -114,9 +114,10 @@ class RunStreamConsumer(SseConsumer):
 
     async def open_stream(self) -> Stream:
         thread, position = await locate_run(self)
-        cursor = self.header("last-event-id") or self.query("after")
-        after = non_negative_int(cursor, "after", position.before)
-        return run_stream(thread.pk, position, after, from_start=cursor is None or cursor == "")
+        # A cursor before the run's start (another run's event) still streams only this run.
+        cursor = non_negative_int(self.header("last-event-id") or self.query("after"), "after", 0)
+        after = max(cursor, position.before)
+        return run_stream(thread.pk, position, after, from_start=after == position.before)
 
 
 async def run_stream(thread_pk: Any, position: RunPosition, after: int, *, from_start: bool) -> Stream:

@@ -93,6 +93,8 @@ async def test_the_stream_of_a_run_starts_at_its_run_started_and_ends_with_it(ac
 
 
 async def test_the_stream_resumes_after_last_event_id(aclient, agent) -> None:
+    earlier = await start(aclient, "bg-r", ({"say": "an earlier run"},))
+    await aclient.get(f"/api/v1/threads/bg-r/runs/{earlier['runId']}/wait")
     accepted = await start(aclient, "bg-r", ({"delay_ms": 300, "say": "alpha beta gamma"},))
     path = f"/api/v1/threads/bg-r/runs/{accepted['runId']}/stream"
     whole = parse_frames(await read_all(await aclient.get(path)))
@@ -101,6 +103,8 @@ async def test_the_stream_resumes_after_last_event_id(aclient, agent) -> None:
     assert [f.id for f in rest] == [f.id for f in whole if f.id > cursor]
     past_the_end = await aclient.get(path, headers={"Last-Event-ID": str(whole[-1].id)})
     assert parse_frames(await read_all(past_the_end)) == []
+    before_it = await aclient.get(path, headers={"Last-Event-ID": "0"})  # the earlier run's events stay out
+    assert [f.id for f in parse_frames(await read_all(before_it))] == [f.id for f in whole]
 
 
 async def test_a_live_stream_joined_mid_run_gets_every_event_once(aclient, agent) -> None:
