@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -31,6 +32,19 @@ class Received:
     at: float
 
 
+def peer_closed(connection: socket.socket) -> bool:
+    """Whether the other end closed the connection (a killed sender), without reading from it."""
+    connection.setblocking(False)
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        connection.setblocking(True)
+
+
 @dataclass
 class Receiver:
     """Answers each POST with the next status of ``statuses`` (then 200); ``hold_first`` seconds of
@@ -48,18 +62,13 @@ class Receiver:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 first = not receiver.received and not getattr(receiver, "_held", False)
+                gone = False
                 if first and receiver.hold_first:
                     receiver._held = True
                     time.sleep(receiver.hold_first)
-                status = receiver.statuses.pop(0) if receiver.statuses else 200
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "text/plain")
-                    self.end_headers()
-                    self.wfile.write(b"ok" if status < 300 else b"try again" * 200)
-                    self.wfile.flush()
-                except OSError:  # the sender is gone (killed mid-try): it never saw the answer
-                    status = -1
+                    gone = peer_closed(self.connection)  # its sender was killed meanwhile
+                status = -1 if gone else (receiver.statuses.pop(0) if receiver.statuses else 200)
+                # Recorded before answering: the sender holds the answer only after it is recorded.
                 receiver.received.append(
                     Received(
                         webhook_id=self.headers["webhook-id"],
@@ -70,6 +79,12 @@ class Receiver:
                         at=time.time(),
                     )
                 )
+                if gone:
+                    return
+                self.send_response(status)
+                self.send_header("content-type", "text/plain")
+                self.end_headers()
+                self.wfile.write(b"ok" if status < 300 else b"try again" * 200)
 
             def log_message(self, *args: Any) -> None:
                 pass

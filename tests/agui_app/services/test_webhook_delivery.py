@@ -196,7 +196,12 @@ def test_a_delivery_fails_for_good_after_its_last_try(tmp_path, owner_key, agent
 def test_a_delivery_survives_kill_9_of_the_server_and_of_the_worker(
     tmp_path, owner_key, agent: Agent, receiver
 ) -> None:
-    env = task_env(tmp_path, AGUI_WEBHOOK_TIMEOUT_SECONDS="2", AGUI_WEBHOOK_LEASE_SECONDS="3")
+    env = task_env(
+        tmp_path,
+        AGUI_WEBHOOK_TIMEOUT_SECONDS="2",
+        AGUI_WEBHOOK_LEASE_SECONDS="3",
+        AGUI_WEBHOOK_RETRY_SECONDS="1",
+    )
     server = start_server(tmp_path, extra_env=env)
     try:
         receiver.secret = rotate_secret(server, owner_key)
