@@ -296,6 +296,8 @@ AGUI_WEBHOOK_SWEEP_MINUTES = env_int("AGUI_WEBHOOK_SWEEP_MINUTES", 1)
 # The key that encrypts tenants' webhook signing secrets at rest (default: derived from SECRET_KEY;
 # set it to keep the secrets readable across a SECRET_KEY change).
 AGUI_WEBHOOK_ENCRYPTION_KEY = env_str("AGUI_WEBHOOK_ENCRYPTION_KEY")
+# After a rotation the previous webhook secret signs too (a second signature) for this long.
+AGUI_WEBHOOK_SECRET_GRACE_SECONDS = env_int("AGUI_WEBHOOK_SECRET_GRACE_SECONDS", 86400)
 
 # huey, the task queue: Redis storage when REDIS_URL is set, else a SQLite file of its own
 # (AGUI_TASKS_SQLITE_FILE); AGUI_TASKS_STORAGE=memory keeps it in the process (the tests' default).

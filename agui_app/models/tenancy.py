@@ -36,6 +36,11 @@ class Tenant(models.Model):
         editable=False,
         help_text="The webhook signing secret, encrypted (services.webhook_secrets); shown once.",
     )
+    webhook_secret_previous_encrypted = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="The secret before the last rotation: it still signs for a grace period.",
+    )
     webhook_secret_prefix = models.CharField(max_length=16, blank=True, editable=False)
     webhook_secret_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
     requests_per_minute = models.PositiveIntegerField(

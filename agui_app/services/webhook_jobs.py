@@ -28,7 +28,7 @@ from huey.contrib.djhuey import HUEY, db_periodic_task, db_task, on_startup
 from huey.exceptions import RetryTask
 
 from agui_app.models import WebhookDelivery
-from agui_app.services.webhook_secrets import SecretUnreadable, webhook_signing_key
+from agui_app.services.webhook_secrets import SecretUnreadable, webhook_signing_keys
 from agui_app.services.webhooks import (
     EXCERPT_CHARS,
     deliveries_due,
@@ -55,7 +55,7 @@ def sign(key: bytes, webhook_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
 
 
-def send(delivery: WebhookDelivery, key: bytes) -> Answer:
+def send(delivery: WebhookDelivery, keys: list[bytes]) -> Answer:
     body = orjson.dumps(delivery.payload)
     timestamp = int(time.time())
     headers = {
@@ -63,7 +63,8 @@ def send(delivery: WebhookDelivery, key: bytes) -> Answer:
         "user-agent": USER_AGENT,
         "webhook-id": delivery.webhook_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": sign(key, delivery.webhook_id, timestamp, body),
+        # One signature per key in force (the previous secret's too, during a rotation's grace period).
+        "webhook-signature": " ".join(sign(key, delivery.webhook_id, timestamp, body) for key in keys),
     }
     try:
         resolve_outbound_url(delivery.url)
@@ -93,7 +94,7 @@ def attempt(delivery_pk: int) -> float | None:
     if delivery is None:
         return None
     try:
-        answer = send(delivery, webhook_signing_key(tenant_id=delivery.tenant_id))
+        answer = send(delivery, webhook_signing_keys(tenant_id=delivery.tenant_id))
     except SecretUnreadable as exc:
         answer = Answer(False, error=str(exc))
     delay = delivery_record(

@@ -4,14 +4,16 @@ The service must sign with the secret, so it cannot keep only a hash: it keeps t
 (Fernet, from ``cryptography``) with a key derived from ``AGUI_WEBHOOK_ENCRYPTION_KEY`` or, when that
 is unset, ``SECRET_KEY``. The secret is shown once, when it is made (``webhook_secret_rotate``);
 afterwards only its prefix is shown. A tenant that never rotated gets one made on the first delivery
-(rotate to learn it).
+(rotate to learn it). For ``AGUI_WEBHOOK_SECRET_GRACE_SECONDS`` after a rotation the previous secret
+signs too (Standard Webhooks: several space-separated signatures), so receivers can switch over.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
@@ -36,12 +38,29 @@ def _fernet() -> Fernet:
 
 
 def _store(tenant: Tenant, secret: str) -> None:
+    tenant.webhook_secret_previous_encrypted = tenant.webhook_secret_encrypted
     tenant.webhook_secret_encrypted = _fernet().encrypt(secret.encode()).decode()
     tenant.webhook_secret_prefix = secret[:SHOWN_PREFIX_CHARS]
     tenant.webhook_secret_rotated_at = timezone.now()
     tenant.save(
-        update_fields=["webhook_secret_encrypted", "webhook_secret_prefix", "webhook_secret_rotated_at"]
+        update_fields=[
+            "webhook_secret_previous_encrypted",
+            "webhook_secret_encrypted",
+            "webhook_secret_prefix",
+            "webhook_secret_rotated_at",
+        ]
     )
+
+
+def _key(encrypted: str) -> bytes:
+    try:
+        secret = _fernet().decrypt(encrypted.encode()).decode()
+    except InvalidToken as exc:
+        raise SecretUnreadable(
+            "The webhook secret cannot be decrypted (AGUI_WEBHOOK_ENCRYPTION_KEY or SECRET_KEY "
+            "changed); rotate it."
+        ) from exc
+    return base64.b64decode(secret.removeprefix(SECRET_PREFIX))
 
 
 def new_secret() -> str:
@@ -49,8 +68,8 @@ def new_secret() -> str:
 
 
 def webhook_secret_rotate(*, tenant: Tenant) -> tuple[str, datetime]:
-    """Make a new signing secret (the old one stops signing at once). Returns it — the only time it
-    is shown — and when it was made."""
+    """Make a new signing secret (the old one still signs, as a second signature, for
+    ``AGUI_WEBHOOK_SECRET_GRACE_SECONDS``). Returns it — the only time it is shown — and when it was made."""
     secret = new_secret()
     with transaction.atomic():
         locked = Tenant.objects.select_for_update().get(pk=tenant.pk)
@@ -61,21 +80,21 @@ def webhook_secret_rotate(*, tenant: Tenant) -> tuple[str, datetime]:
     return secret, locked.webhook_secret_rotated_at
 
 
-def webhook_signing_key(*, tenant_id: int) -> bytes:
-    """The HMAC key of the tenant's current secret (made now if it has none).
+def webhook_signing_keys(*, tenant_id: int) -> list[bytes]:
+    """The HMAC keys that sign the tenant's webhooks now: its current secret (made now if it has
+    none), then the previous one while the rotation's grace period lasts.
 
     Raises:
-        SecretUnreadable: the secret was encrypted with another key.
+        SecretUnreadable: the current secret was encrypted with another key.
     """
     with transaction.atomic():
         tenant = Tenant.objects.select_for_update().get(pk=tenant_id)
         if not tenant.webhook_secret_encrypted:
             _store(tenant, new_secret())
-        try:
-            secret = _fernet().decrypt(tenant.webhook_secret_encrypted.encode()).decode()
-        except InvalidToken as exc:
-            raise SecretUnreadable(
-                "The webhook secret cannot be decrypted (AGUI_WEBHOOK_ENCRYPTION_KEY or SECRET_KEY "
-                "changed); rotate it."
-            ) from exc
-    return base64.b64decode(secret.removeprefix(SECRET_PREFIX))
+    keys = [_key(tenant.webhook_secret_encrypted)]
+    grace = timedelta(seconds=settings.AGUI_WEBHOOK_SECRET_GRACE_SECONDS)
+    rotated = tenant.webhook_secret_rotated_at
+    if tenant.webhook_secret_previous_encrypted and rotated is not None and timezone.now() - rotated < grace:
+        with contextlib.suppress(SecretUnreadable):
+            keys.append(_key(tenant.webhook_secret_previous_encrypted))
+    return keys

@@ -90,7 +90,7 @@ class WebhookSecretView(TenantAPIView):
 
     @extend_schema(request=None, responses={200: io.WebhookSecretRotated, **ERRORS}, tags=["tenant"])
     def post(self, request: Request) -> Response:
-        """Make a new webhook signing secret and show it, this once; the old one stops signing at once."""
+        """Make a new webhook signing secret and show it, this once (the old one adds a second signature for a grace period)."""
         secret, rotated = webhook_secret_rotate(
             tenant=Tenant.objects.get(pk=self.principal(request).tenant.pk)
         )

@@ -13,7 +13,7 @@ import pytest
 from agui_app.models import DeliveryStatus, Run, RunStatus, Tenant, WebhookDelivery
 from agui_app.services.recovery import run_recover
 from agui_app.services.webhook_jobs import attempt, sign
-from agui_app.services.webhook_secrets import SecretUnreadable, webhook_secret_rotate, webhook_signing_key
+from agui_app.services.webhook_secrets import SecretUnreadable, webhook_secret_rotate, webhook_signing_keys
 from agui_app.services.webhooks import delivery_resend
 from capabilities.models import Agent
 from tests.support.inputs import run_input, script, user
@@ -114,12 +114,32 @@ def test_the_secret_is_stored_encrypted_and_signs_as_standard_webhooks_say(
     raw = base64.b64decode(secret.removeprefix("whsec_"))
     assert secret not in stored.webhook_secret_encrypted and len(raw) == 32
     assert stored.webhook_secret_prefix == secret[:10]
-    assert webhook_signing_key(tenant_id=owner_tenant.pk) == raw
+    assert webhook_signing_keys(tenant_id=owner_tenant.pk) == [raw]
     expected = base64.b64encode(hmac.new(raw, b"msg_1.1700000000.{}", hashlib.sha256).digest()).decode()
     assert sign(raw, "msg_1", 1700000000, b"{}") == f"v1,{expected}"
     settings.AGUI_WEBHOOK_ENCRYPTION_KEY = "another key"
     with pytest.raises(SecretUnreadable):
-        webhook_signing_key(tenant_id=owner_tenant.pk)
+        webhook_signing_keys(tenant_id=owner_tenant.pk)
+
+
+def test_after_a_rotation_the_previous_secret_signs_too_for_the_grace_period(
+    owner_tenant: Tenant, receiver, settings
+) -> None:
+    settings.AGUI_OUTBOUND_ALLOW_PRIVATE = True
+    old, _ = webhook_secret_rotate(tenant=owner_tenant)
+    new, _ = webhook_secret_rotate(tenant=owner_tenant)
+    key = lambda secret: base64.b64decode(secret.removeprefix("whsec_"))  # noqa: E731
+    assert webhook_signing_keys(tenant_id=owner_tenant.pk) == [key(new), key(old)]
+    receiver.secret = old  # a receiver not switched over yet still verifies
+    attempt(make_delivery(owner_tenant, receiver.url).pk)
+    assert receiver.received[-1].verified
+    settings.AGUI_WEBHOOK_SECRET_GRACE_SECONDS = 0
+    assert webhook_signing_keys(tenant_id=owner_tenant.pk) == [key(new)]
+    attempt(make_delivery(owner_tenant, receiver.url).pk)
+    assert not receiver.received[-1].verified
+    receiver.secret = new
+    attempt(make_delivery(owner_tenant, receiver.url).pk)
+    assert receiver.received[-1].verified
 
 
 def make_delivery(tenant: Tenant, url: str) -> WebhookDelivery:

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from agui_app.models import DeliveryStatus, KeyScope, WebhookDelivery
 from agui_app.services.keys import api_key_create
-from agui_app.services.webhook_secrets import webhook_signing_key
+from agui_app.services.webhook_secrets import webhook_signing_keys
 from capabilities.models import Agent
 
 pytestmark = pytest.mark.django_db
@@ -100,6 +100,8 @@ def test_a_superuser_rotates_a_tenants_webhook_secret_in_admin_and_sees_it_once(
     )
     [shown] = [m.message for m in response.context["messages"] if "copy it now" in m.message]
     secret = re.search(r"whsec_\S+", shown).group(0)
-    assert webhook_signing_key(tenant_id=owner_tenant.pk) == base64.b64decode(secret.removeprefix("whsec_"))
+    assert webhook_signing_keys(tenant_id=owner_tenant.pk) == [
+        base64.b64decode(secret.removeprefix("whsec_"))
+    ]
     page = client.get(reverse("admin:agui_app_tenant_change", args=[owner_tenant.pk])).content.decode()
     assert secret[:10] in page and secret not in page
