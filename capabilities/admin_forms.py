@@ -21,6 +21,7 @@ from capabilities.bundles import BundleUnreadable, read_bundle
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
 from capabilities.models import Agent, Skill
+from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.services.skills import SkillRejected, parse, skill_check
 from capabilities.skills import SkillParseError, SkillSpec
@@ -268,6 +269,13 @@ class AgentForm(forms.ModelForm):
                 [f"{error.path or '(the document)'}: {error.message}" for error in exc.errors],
                 code="invalid_declaration",
             ) from exc
+
+    def clean_webhook_url(self) -> str:
+        url = self.cleaned_data.get("webhook_url") or ""
+        try:
+            return validate_outbound_url(url) if url else ""
+        except OutboundRefused as exc:
+            raise ValidationError(str(exc), code="outbound_refused") from exc
 
     def clean_state_schema(self) -> dict[str, Any] | None:
         try:

@@ -36,12 +36,16 @@ def tool_item(tool: RegisteredTool) -> Tool:
     return Tool(name=tool.name, description=tool.description, parameters=tool.parameters_schema)
 
 
-def transport() -> dict[str, bool]:
+def transport(agent: Agent | None = None) -> dict[str, bool]:
     """The transports this server runs: SSE streaming and resumable logs always; the WebSocket when
-    ``AGUI_WEBSOCKET_ENABLED`` (the same setting decides whether its route is served)."""
+    ``AGUI_WEBSOCKET_ENABLED`` (the same setting decides whether its route is served); push
+    notifications where the agent has a webhook (its ``webhookUrl``: every run's end is posted there;
+    a run's own ``forwardedProps.webhook`` is not known before the run)."""
     document = {"streaming": True, "resumable": True}
     if settings.AGUI_WEBSOCKET_ENABLED:
         document["websocket"] = True
+    if agent is not None and agent.webhook_url:
+        document["pushNotifications"] = True
     return document
 
 
@@ -93,7 +97,7 @@ def capabilities_document(
             **({"description": agent.description} if agent.description else {}),
             **declared.get("identity", {}),
         },
-        "transport": transport(),
+        "transport": transport(agent),
         "state": {"snapshots": True, "deltas": True, "persistentState": True},
         "tools": {
             "supported": True,

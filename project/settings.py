@@ -107,6 +107,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI / ReDoc assets served locally, not from a CDN
     "channels",
     "corsheaders",  # its checks and policy; applied by the ASGI CORS layer, not as a middleware
+    "huey.contrib.djhuey",  # the task queue of webhook deliveries (`manage.py run_huey`)
     "agui_app",
     "capabilities",
 ]
@@ -305,3 +306,49 @@ AGUI_OUTBOUND_ALLOW_PRIVATE = env_bool("AGUI_OUTBOUND_ALLOW_PRIVATE", False)
 AGUI_WS_MAX_FRAME_BYTES = env_int("AGUI_WS_MAX_FRAME_BYTES", 1024 * 1024)
 AGUI_WS_AUTH_TIMEOUT_SECONDS = env_float("AGUI_WS_AUTH_TIMEOUT_SECONDS", 10.0)
 AGUI_TOOL_MODULES = env_list("AGUI_TOOL_MODULES", ["capabilities.tools.builtin", "capabilities.tools.demo"])
+
+# Background runs: GET …/runs/{run}/wait blocks at most this long (a longer ?timeout= is cut to it).
+AGUI_RUN_WAIT_DEFAULT_SECONDS = env_float("AGUI_RUN_WAIT_DEFAULT_SECONDS", 30.0)
+AGUI_RUN_WAIT_MAX_SECONDS = env_float("AGUI_RUN_WAIT_MAX_SECONDS", 300.0)
+
+# Webhooks (services.webhooks): one outbox row per terminal run, delivered by huey jobs. Attempt n
+# (n >= 1) failing waits RETRY_SECONDS * BACKOFF**(n-1): 25 s, 75 s, … 22.8 h in all over 9 tries.
+AGUI_WEBHOOK_TIMEOUT_SECONDS = env_float("AGUI_WEBHOOK_TIMEOUT_SECONDS", 10.0)
+AGUI_WEBHOOK_MAX_ATTEMPTS = env_int("AGUI_WEBHOOK_MAX_ATTEMPTS", 9)
+AGUI_WEBHOOK_RETRY_SECONDS = env_float("AGUI_WEBHOOK_RETRY_SECONDS", 25.0)
+AGUI_WEBHOOK_RETRY_BACKOFF = env_float("AGUI_WEBHOOK_RETRY_BACKOFF", 3.0)
+# A delivery whose attempt has not reported back within this long (its worker died) is sent again.
+AGUI_WEBHOOK_LEASE_SECONDS = env_float("AGUI_WEBHOOK_LEASE_SECONDS", 60.0)
+AGUI_WEBHOOK_SWEEP_MINUTES = env_int("AGUI_WEBHOOK_SWEEP_MINUTES", 1)
+# The key that encrypts tenants' webhook signing secrets at rest (default: derived from SECRET_KEY;
+# set it to keep the secrets readable across a SECRET_KEY change).
+AGUI_WEBHOOK_ENCRYPTION_KEY = env_str("AGUI_WEBHOOK_ENCRYPTION_KEY")
+# After a rotation the previous webhook secret signs too (a second signature) for this long.
+AGUI_WEBHOOK_SECRET_GRACE_SECONDS = env_int("AGUI_WEBHOOK_SECRET_GRACE_SECONDS", 86400)
+
+# huey, the task queue: Redis storage when REDIS_URL is set, else a SQLite file of its own
+# (AGUI_TASKS_SQLITE_FILE); AGUI_TASKS_STORAGE=memory keeps it in the process (the tests' default).
+# Its consumer is `manage.py run_huey` (scripts/serve.sh starts it beside the server).
+AGUI_TASKS_STORAGE = env_str("AGUI_TASKS_STORAGE", "redis" if REDIS_URL else "sqlite")
+AGUI_TASKS_SQLITE_FILE = env_str("AGUI_TASKS_SQLITE_FILE", str(BASE_DIR / "tasks.sqlite3"))
+_HUEY_CONSUMER = {
+    "workers": env_int("AGUI_TASKS_WORKERS", 4),
+    "worker_type": "thread",
+    "initial_delay": 0.05,  # SQLite storage is polled: back off from 50 ms to at most max_delay
+    "backoff": 1.5,
+    "max_delay": env_float("AGUI_TASKS_POLL_MAX_SECONDS", 0.5),
+    "periodic": True,
+}
+HUEY: dict[str, object] = {
+    "name": env_str("AGUI_TASKS_QUEUE", "agui-hub"),
+    "immediate": False,  # djhuey's default follows DEBUG; jobs always go through the queue
+    "results": False,
+    "utc": True,
+    "consumer": _HUEY_CONSUMER,
+}
+if AGUI_TASKS_STORAGE == "redis":
+    HUEY |= {"huey_class": "huey.RedisHuey", "url": REDIS_URL}
+elif AGUI_TASKS_STORAGE == "memory":
+    HUEY |= {"huey_class": "huey.MemoryHuey"}
+else:
+    HUEY |= {"huey_class": "huey.SqliteHuey", "filename": AGUI_TASKS_SQLITE_FILE}

@@ -2,7 +2,8 @@
 # Set up and run AG-UI Hub on its embedded defaults (SQLite, in-memory channel layer):
 #   scripts/serve.sh            → http://127.0.0.1:8000
 # Creates .venv, installs, migrates, seeds the demo tenant (prints its API key and a curl that
-# streams a run), then starts Uvicorn. Environment: PORT, DATABASE_URL, REDIS_URL, SECRET_KEY,
+# streams a run), then starts Uvicorn and, beside it, the task queue's consumer (`manage.py run_huey`:
+# webhook deliveries); stopping the script stops both. Environment: PORT, DATABASE_URL, REDIS_URL, SECRET_KEY,
 # AGUI_DEMO_API_KEY, DEBUG (see README.md "Settings").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,4 +53,11 @@ AG-UI Hub is starting on http://127.0.0.1:${PORT}
   API docs: http://127.0.0.1:${PORT}/api/docs   Admin: http://127.0.0.1:${PORT}/admin/ (manage.py createsuperuser)
 
 INFO
-exec .venv/bin/python -m uvicorn project.asgi:application --host 127.0.0.1 --port "$PORT" --no-access-log
+# The webhook deliveries' worker (huey; its queue is tasks.sqlite3, or Redis with REDIS_URL) runs
+# beside the server; a signal to this script stops both.
+.venv/bin/python manage.py run_huey --workers 4 >> tasks.log 2>&1 &
+WORKER=$!
+.venv/bin/python -m uvicorn project.asgi:application --host 127.0.0.1 --port "$PORT" --no-access-log &
+SERVER=$!
+trap 'kill "$SERVER" "$WORKER" 2>/dev/null' INT TERM EXIT
+wait "$SERVER"

@@ -31,6 +31,7 @@ from agui_app.services.keys import InvalidApiKey, api_key_create, api_key_rotate
 from agui_app.services.tenancy import normalize_origins, tenant_changed
 from agui_app.services.tokens import token_secret_rotate
 from agui_app.services.usage import usage_this_month
+from agui_app.services.webhook_secrets import webhook_secret_rotate
 from capabilities.admin_forms import PrettyJSONField, monospace
 from capabilities.admin_scoping import TenantScopedAdmin, TenantScopedInline
 
@@ -82,7 +83,12 @@ class TenantAdmin(TenantScopedAdmin):
     inlines = [UsageMonthInline]
     list_display = ["slug", "name", "runs_this_month", "tokens_this_month", "created_at"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["tokens_rotated_at", "created_at"]
+    readonly_fields = [
+        "tokens_rotated_at",
+        "created_at",
+        "webhook_secret_prefix",
+        "webhook_secret_rotated_at",
+    ]
     fieldsets = [
         (None, {"fields": ["slug", "name", "created_at"]}),
         ("Browsers", {"fields": ["allowed_origins", "tokens_rotated_at"]}),
@@ -91,8 +97,12 @@ class TenantAdmin(TenantScopedAdmin):
             {"fields": ["requests_per_minute", "runs_per_minute", "max_active_runs"]},
         ),
         ("Monthly quotas (empty: unlimited)", {"fields": ["monthly_run_quota", "monthly_token_quota"]}),
+        (
+            "Webhooks (the signing secret is shown once, when rotated)",
+            {"fields": ["webhook_secret_prefix", "webhook_secret_rotated_at"]},
+        ),
     ]
-    actions = ["rotate_token_secret"]
+    actions = ["rotate_token_secret", "rotate_webhook_secret"]
 
     @admin.display(description="runs this month")
     def runs_this_month(self, obj: Tenant) -> int:
@@ -116,6 +126,16 @@ class TenantAdmin(TenantScopedAdmin):
         self.message_user(
             request, f"Rotated the token secret of {len(queryset)} tenant(s).", messages.SUCCESS
         )
+
+    @admin.action(description="Rotate the webhook signing secret (shown once)", permissions=["change"])
+    def rotate_webhook_secret(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
+        for tenant in queryset:
+            secret, _ = webhook_secret_rotate(tenant=tenant)
+            self.message_user(
+                request,
+                f"The webhook signing secret of {tenant} is {secret} — copy it now: it will not be shown again.",
+                messages.SUCCESS,
+            )
 
 
 @admin.register(Membership)

@@ -4,12 +4,14 @@ from agui_app.models.conversations import ConversationEntry, ConversationRecord
 from agui_app.models.runs import ClientAttachment, Event, OnDisconnect, Run, RunStatus
 from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
+from agui_app.models.webhooks import DeliveryStatus, WebhookDelivery
 
 __all__ = [
     "ApiKey",
     "ClientAttachment",
     "ConversationEntry",
     "ConversationRecord",
+    "DeliveryStatus",
     "Event",
     "KeyScope",
     "LoadedCapability",
@@ -23,4 +25,5 @@ __all__ = [
     "Thread",
     "TokenRevocation",
     "UsageMonth",
+    "WebhookDelivery",
 ]

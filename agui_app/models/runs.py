@@ -30,6 +30,12 @@ class Run(models.Model):
     )
     owner = models.CharField(max_length=200, blank=True, help_text="host:pid:boot of the executing process")
     cancel_requested = models.BooleanField(default=False)
+    webhook_url = models.URLField(
+        max_length=2000, blank=True, help_text="forwardedProps.webhook.url: told when this run ends."
+    )
+    final_state_version = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="The thread's state version when the run ended."
+    )
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     on_disconnect = models.CharField(max_length=8, choices=OnDisconnect.choices, default=OnDisconnect.CANCEL)
     detached_at = models.DateTimeField(

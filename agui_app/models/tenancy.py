@@ -31,6 +31,18 @@ class Tenant(models.Model):
         help_text="With SECRET_KEY, derives the key that signs user tokens; a new salt revokes them all.",
     )
     tokens_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
+    webhook_secret_encrypted = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="The webhook signing secret, encrypted (services.webhook_secrets); shown once.",
+    )
+    webhook_secret_previous_encrypted = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="The secret before the last rotation: it still signs for a grace period.",
+    )
+    webhook_secret_prefix = models.CharField(max_length=16, blank=True, editable=False)
+    webhook_secret_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
     requests_per_minute = models.PositiveIntegerField(
         null=True, blank=True, help_text="API requests per minute, per key and per end user (empty: default)."
     )

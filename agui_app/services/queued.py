@@ -21,6 +21,7 @@ from agui_app.models import Run, RunStatus, StateSource, Tenant, Thread
 from agui_app.process import PROCESS_ID
 from agui_app.services.runs import Admission, check_open_interrupts, rollback_base
 from agui_app.services.state import state_replace
+from agui_app.services.webhooks import run_ended
 from capabilities.models import Agent
 
 
@@ -95,6 +96,7 @@ def _refuse(thread: Thread, run: Run, error: Conflict) -> None:
     )
     ending = run_error(message=error.message, code=error.code)
     append_events(thread.pk, [start, ending], run_pk=run.pk, run_id=run.run_id)
+    run_ended(run_pk=run.pk)  # the webhook's outbox row, in the caller's transaction
 
 
 def threads_with_queued_runs() -> list[uuid.UUID]:

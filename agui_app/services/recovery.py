@@ -20,6 +20,7 @@ from agui_app.events.shape import PendingEvent, run_error, run_started
 from agui_app.models import Event, Run, RunStatus
 from agui_app.process import Owner, is_this_process
 from agui_app.services.conversations import conversation_keep_user_messages, unanswered_note
+from agui_app.services.webhooks import run_ended
 
 INTERRUPTED_MESSAGE = (
     "The server process running this run stopped; the run was interrupted. Run again to continue."
@@ -48,6 +49,7 @@ def run_recover(run: Run) -> None:
         locked.error = {"code": "run_interrupted", "message": INTERRUPTED_MESSAGE}
         locked.finished_at = timezone.now()
         locked.save(update_fields=["status", "error", "finished_at"])
+        run_ended(run_pk=locked.pk)  # the webhook's outbox row, in this same transaction
         conversation_keep_user_messages(
             thread=locked.thread,
             scope=locked.thread.tenant.conversation_scope,

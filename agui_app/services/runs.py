@@ -46,6 +46,7 @@ from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
 from agui_app.services.tenancy import tenant_limits
 from agui_app.services.usage import Usage, quota_check, usage_count_run, usage_record_run
+from agui_app.services.webhooks import run_ended, run_webhook_url
 from capabilities.models import Agent
 
 
@@ -132,6 +133,7 @@ def run_admit(
                 parent_run_id=run_input.parent_run_id or "",
                 protocol_version=getattr(run_input, "protocol_version", None) or "",
                 input_messages=messages_json(user_messages(run_input.messages)),
+                webhook_url=run_webhook_url(run_input),
                 owner=PROCESS_ID,
                 heartbeat_at=timezone.now(),
                 on_disconnect=policy,
@@ -180,6 +182,7 @@ def _enqueue(principal: Principal, thread: Thread, run_input: RunAgentInput, pol
         input_messages=messages_json(user_messages(run_input.messages)),
         queued_input=run_input.model_dump(mode="json", by_alias=True, exclude_none=True),
         on_disconnect=policy,
+        webhook_url=run_webhook_url(run_input),
     )
     thread.refresh_from_db(fields=["last_seq", "state", "state_version"])
     return Admission(thread=thread, run=run, cursor=thread.last_seq)
@@ -277,6 +280,7 @@ def _cancel_queued(run: Run) -> bool:
         )
         start = run_started(thread_id=thread_id, run_id=run.run_id, protocol_1_0=protocol_1_0)
         append_events(run.thread_id, [start, ending], run_pk=run.pk, run_id=run.run_id)
+        run_ended(run_pk=run.pk)  # the webhook's outbox row, in this same transaction
     return True
 
 
@@ -332,6 +336,7 @@ def run_complete(
         status=status, outcome=outcome, error=error, finished_at=timezone.now(), detached_at=None
     )
     usage_record_run(run=run, tenant_id=thread.tenant_id, usage=usage or Usage())
+    run_ended(run_pk=run.pk)  # the webhook's outbox row, in this same transaction
     return snapshot
 
 

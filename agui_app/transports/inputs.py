@@ -7,6 +7,7 @@ held to the same rules (and answered with the same field errors) whichever way i
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import orjson
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
 from agui_app.errors import ApiError, Unprocessable
+from capabilities.outbound import OutboundRefused, validate_outbound_url
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 
@@ -101,7 +103,37 @@ def run_input_from_json(body: bytes, *, field_prefix: str = "") -> RunAgentInput
         ) from exc
     check_identifier(run_input.thread_id, "threadId")
     check_identifier(run_input.run_id, "runId")
+    check_run_webhook(run_input, field_prefix)
     return run_input
+
+
+MAX_WEBHOOK_URL_CHARS = 2000
+
+
+def check_run_webhook(run_input: RunAgentInput, field_prefix: str = "") -> None:
+    """``forwardedProps.webhook``, when given, is ``{"url": "<http(s) URL the service may call>"}``.
+    Raises 422 ``invalid_webhook``."""
+    forwarded = run_input.forwarded_props if isinstance(run_input.forwarded_props, dict) else {}
+    if "webhook" not in forwarded:
+        return
+    hook = forwarded["webhook"]
+    field = f"{field_prefix}forwardedProps.webhook.url"
+    url = hook.get("url") if isinstance(hook, dict) else None
+    if not isinstance(hook, dict) or set(hook) != {"url"} or not isinstance(url, str):
+        problem = 'must be {"url": "https://…"}'
+    elif len(url) > MAX_WEBHOOK_URL_CHARS:
+        problem = f"is longer than {MAX_WEBHOOK_URL_CHARS} characters"
+    else:
+        try:
+            validate_outbound_url(url)
+            return
+        except OutboundRefused as exc:
+            problem = str(exc)
+    raise Unprocessable(
+        f"forwardedProps.webhook {problem}",
+        code="invalid_webhook",
+        details={"fields": [{"field": field, "message": problem}]},
+    )
 
 
 def run_input_from_request(content_type: str | None, body: bytes) -> RunAgentInput:
@@ -111,6 +143,59 @@ def run_input_from_request(content_type: str | None, body: bytes) -> RunAgentInp
     check_body_size(len(body))
     parse_json(body)  # a clear 400 for bytes that are not JSON at all, before the schema's 422
     return run_input_from_json(body)
+
+
+AGENT_SLUG_MAX_CHARS = 64
+
+
+def background_run_input(
+    content_type: str | None, body: bytes, *, thread_id: str
+) -> tuple[str, RunAgentInput]:
+    """``POST /api/v1/threads/{thread}/runs``: ``{"agent": "<slug>", "input": {RunAgentInput}}``.
+
+    ``input`` is held to the AG-UI endpoint's rules (fields named ``input.…``); ``threadId`` defaults
+    to the path's and must match it, ``runId`` defaults to a new id, ``tools``/``context`` to ``[]``,
+    ``state``/``forwardedProps`` to ``{}``. A background run has no client to lose, so its
+    ``forwardedProps.onDisconnect`` is ``continue``. Raises 415 / 413 / 400 / 422.
+    """
+    require_media_type(content_type, "application/json")
+    check_body_size(len(body))
+    data = parse_json(body)
+    agent = data.get("agent") if isinstance(data, dict) else None
+    raw = data.get("input") if isinstance(data, dict) else None
+    if (
+        not isinstance(agent, str)
+        or not 0 < len(agent) <= AGENT_SLUG_MAX_CHARS
+        or not isinstance(raw, dict)
+        or set(data) - {"agent", "input"}
+    ):
+        raise Unprocessable(
+            'The body must be {"agent": "<agent slug>", "input": {RunAgentInput fields}}.',
+            code="invalid_body",
+            details={
+                "fields": [
+                    {"field": "agent", "message": "required slug"},
+                    {"field": "input", "message": "required object"},
+                ]
+            },
+        )
+    raw = {
+        "threadId": thread_id,
+        "runId": f"run-{uuid.uuid4().hex}",
+        "tools": [],
+        "context": [],
+        "state": {},
+        **raw,
+    }
+    if raw["threadId"] != thread_id:
+        raise Unprocessable(
+            "input.threadId must be the thread of the path (or be left out).",
+            code="thread_mismatch",
+            details={"fields": [{"field": "input.threadId", "message": "differs from the path"}]},
+        )
+    forwarded = raw.get("forwardedProps")
+    raw["forwardedProps"] = {**(forwarded if isinstance(forwarded, dict) else {}), "onDisconnect": "continue"}
+    return agent, run_input_from_json(orjson.dumps(raw), field_prefix="input.")
 
 
 def non_negative_int(raw: str | None, name: str, default: int) -> int:

@@ -18,6 +18,7 @@ from django.db import transaction
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
 from capabilities.models import Agent, AgentSkill, OnDisconnect, Skill
+from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.skills.spec import predict_state_entries
 
@@ -84,6 +85,11 @@ def check_fields(fields: Mapping[str, Any], *, current: Agent | None = None) -> 
         and not 1 <= int(fields["max_execution_seconds"]) <= MAX_EXECUTION_SECONDS
     ):
         errors["max_execution_seconds"] = [f"must be between 1 and {MAX_EXECUTION_SECONDS} seconds"]
+    if fields.get("webhook_url"):
+        try:
+            validate_outbound_url(str(fields["webhook_url"]))
+        except OutboundRefused as exc:
+            errors["webhook_url"] = [str(exc)]
     if "on_disconnect" in fields and fields["on_disconnect"] not in OnDisconnect.values:
         errors["on_disconnect"] = [f"must be one of {', '.join(OnDisconnect.values)}"]
     if "model" in fields and not str(fields["model"]).strip():

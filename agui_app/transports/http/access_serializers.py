@@ -92,11 +92,29 @@ class QuotasBody(serializers.Serializer):
     resetsAt = serializers.DateTimeField()
 
 
+class WebhookSecretInfo(serializers.Serializer):
+    prefix = serializers.CharField(help_text="The start of the signing secret (the secret is shown once).")
+    rotatedAt = serializers.DateTimeField()
+
+
 class TenantBody(serializers.Serializer):
     slug = serializers.SlugField()
     allowedOrigins = serializers.ListField(child=serializers.CharField(), max_length=MAX_ORIGINS)
     limits = LimitsBody(read_only=True)
     quotas = QuotasBody(read_only=True)
+    webhookSecret = WebhookSecretInfo(
+        read_only=True,
+        allow_null=True,
+        help_text="null until a secret is made (rotate, or the first webhook).",
+    )
+
+
+class WebhookSecretRotated(serializers.Serializer):
+    secret = serializers.CharField(
+        help_text="whsec_…: verify webhook-signature with it (Standard Webhooks). Shown only now."
+    )
+    prefix = serializers.CharField()
+    rotatedAt = serializers.DateTimeField()
 
 
 class TenantPatch(serializers.Serializer):

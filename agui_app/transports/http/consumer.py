@@ -144,15 +144,19 @@ class SseConsumer(AsyncHttpConsumer):
 
     # --- the response -----------------------------------------------------------------------
 
+    def check_request(self) -> None:
+        """What every request must pass before its own checks: the Host header and the method."""
+        if not self.host_allowed():
+            raise ApiError("The Host header is not allowed (ALLOWED_HOSTS).", code="disallowed_host")
+        if self.method not in self.methods:
+            raise MethodNotAllowed(
+                f"Use {' or '.join(self.methods)}.", details={"allowed": list(self.methods)}
+            )
+
     async def respond(self) -> None:
         opened = False
         try:
-            if not self.host_allowed():
-                raise ApiError("The Host header is not allowed (ALLOWED_HOSTS).", code="disallowed_host")
-            if self.method not in self.methods:
-                raise MethodNotAllowed(
-                    f"Use {' or '.join(self.methods)}.", details={"allowed": list(self.methods)}
-                )
+            self.check_request()
             stream = await self.open_stream()
             await self.send_headers(status=200, headers=stream_headers())
             opened = True

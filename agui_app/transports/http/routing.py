@@ -5,6 +5,8 @@ other request (and the non-streaming methods of the same paths) to Django.
 - ``POST /api/v1/agents/{agent}/connect`` → ``ConnectConsumer``.
 - ``GET /api/v1/threads/{thread}/events`` with ``Accept: text/event-stream`` or ``Last-Event-ID`` →
   ``EventsConsumer``; as JSON pages → Django.
+- ``POST /api/v1/threads/{thread}/runs`` → ``BackgroundRunConsumer`` (``GET``, the list → Django);
+  ``GET …/runs/{run}/stream`` → ``RunStreamConsumer``; ``GET …/runs/{run}/wait`` → ``RunWaitConsumer``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from channels.routing import URLRouter
 from django.urls import path, re_path
 
 from agui_app.transports.http.agui import ConnectConsumer, RunConsumer
+from agui_app.transports.http.background import BackgroundRunConsumer, RunStreamConsumer, RunWaitConsumer
 from agui_app.transports.http.events import EventsConsumer, wants_event_stream
 
 ASGIApp = Callable[..., Any]
@@ -47,6 +50,12 @@ def http_router(django_app: ASGIApp) -> URLRouter:
                 "api/v1/threads/<str:thread_id>/events",
                 Choose(wants_event_stream, EventsConsumer.as_asgi(), django_app),
             ),
+            path(
+                "api/v1/threads/<str:thread_id>/runs",
+                Choose(is_post, BackgroundRunConsumer.as_asgi(), django_app),
+            ),
+            path("api/v1/threads/<str:thread_id>/runs/<str:run_id>/stream", RunStreamConsumer.as_asgi()),
+            path("api/v1/threads/<str:thread_id>/runs/<str:run_id>/wait", RunWaitConsumer.as_asgi()),
             re_path(r"", django_app),
         ]
     )

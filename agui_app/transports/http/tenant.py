@@ -1,5 +1,6 @@
 """The tenant's own settings and usage: ``GET/PATCH /api/v1/tenant``, ``POST /api/v1/tenant/token-secret``,
-``GET /api/v1/usage`` (tenant keys; changing settings needs an ``admin`` key)."""
+``POST /api/v1/tenant/webhook-secret``, ``GET /api/v1/usage`` (tenant keys; changing settings and
+secrets needs an ``admin`` key)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from agui_app.selectors.usage import usage_report
 from agui_app.services.tenancy import tenant_limits, tenant_set_origins
 from agui_app.services.tokens import token_secret_rotate
 from agui_app.services.usage import month_of, next_month, usage_this_month
+from agui_app.services.webhook_secrets import SHOWN_PREFIX_CHARS, webhook_secret_rotate
 from agui_app.transports.http import access_serializers as io
 from agui_app.transports.http.serializers import iso
 from agui_app.transports.http.threads import TenantAPIView
@@ -41,6 +43,11 @@ def tenant_body(tenant: Tenant) -> dict[str, Any]:
             "used": {"runs": used.runs, "tokens": used.tokens},
             "resetsAt": iso(next_month(used.month)),
         },
+        "webhookSecret": (
+            {"prefix": tenant.webhook_secret_prefix, "rotatedAt": iso(tenant.webhook_secret_rotated_at)}
+            if tenant.webhook_secret_prefix
+            else None
+        ),
     }
 
 
@@ -76,6 +83,18 @@ class TokenSecretView(TenantAPIView):
         """Rotate the key that signs the tenant's user tokens: every token minted before stops working."""
         rotated = token_secret_rotate(tenant=Tenant.objects.get(pk=self.principal(request).tenant.pk))
         return Response({"rotatedAt": iso(rotated)})
+
+
+class WebhookSecretView(TenantAPIView):
+    required_scopes = {"POST": Scope.ADMIN}
+
+    @extend_schema(request=None, responses={200: io.WebhookSecretRotated, **ERRORS}, tags=["tenant"])
+    def post(self, request: Request) -> Response:
+        """Make a new webhook signing secret and show it, this once (the old one adds a second signature for a grace period)."""
+        secret, rotated = webhook_secret_rotate(
+            tenant=Tenant.objects.get(pk=self.principal(request).tenant.pk)
+        )
+        return Response({"secret": secret, "prefix": secret[:SHOWN_PREFIX_CHARS], "rotatedAt": iso(rotated)})
 
 
 def parse_moment(raw: str | None, name: str, *, end: bool) -> datetime | None:

@@ -8,6 +8,7 @@ from agui_app.transports.http import agents, events, registry_agents, registry_s
 urlpatterns = [
     path("tenant", tenant.TenantView.as_view(), name="tenant"),
     path("tenant/token-secret", tenant.TokenSecretView.as_view(), name="tenant-token-secret"),
+    path("tenant/webhook-secret", tenant.WebhookSecretView.as_view(), name="tenant-webhook-secret"),
     path("tokens", tokens.TokenView.as_view(), name="tokens"),
     path("tokens/revoke", tokens.TokenRevokeView.as_view(), name="tokens-revoke"),
     path("usage", tenant.UsageView.as_view(), name="usage"),

@@ -205,3 +205,16 @@ def test_an_output_schema_the_runtime_cannot_produce_is_refused(admin_client: Cl
         post_agent(admin_client, agent, output_schema='{"type": "string"}'), "output_schema"
     )
     assert errors == ['An output schema must describe a JSON object ("type": "object").']
+
+
+def test_a_webhook_url_on_a_private_address_is_refused(
+    admin_client: Client, agent: Agent, settings: Any
+) -> None:
+    settings.AGUI_OUTBOUND_ALLOW_PRIVATE = False
+    errors = field_errors(post_agent(admin_client, agent, webhook_url="http://10.1.2.3/hook"), "webhook_url")
+    assert len(errors) == 1 and "private, loopback or link-local" in errors[0]
+    agent.refresh_from_db()
+    assert agent.webhook_url == ""
+    post_agent(admin_client, agent, webhook_url="https://hooks.example.com/agui")
+    agent.refresh_from_db()
+    assert agent.webhook_url == "https://hooks.example.com/agui"
