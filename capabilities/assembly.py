@@ -25,6 +25,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
 from capabilities.availability import SkippedSkill, offer
+from capabilities.gates import Gates
 from capabilities.llm import ModelUnavailable, model_reports_reasoning, resolve_model, unavailable_model
 from capabilities.models import Agent, AgentSkill
 from capabilities.runtime import ToolDeps
@@ -78,7 +79,7 @@ def run_tool(registered: RegisteredTool, *, requires_approval: bool | None = Non
     return tool
 
 
-def skill_tools(names: list[str], requires_approval: list[str]) -> list[Tool[Any]]:
+def skill_tools(names: list[str], requires_approval: list[str] | str) -> list[Tool[Any]]:
     """Run tools for a skill's names (``availability.offer`` already checked they are registered).
 
     Raises:
@@ -88,7 +89,12 @@ def skill_tools(names: list[str], requires_approval: list[str]) -> list[Tool[Any
     for name in names:
         registered = registry.get(name)
         tools.append(
-            run_tool(registered, requires_approval=registered.requires_approval or name in requires_approval)
+            run_tool(
+                registered,
+                requires_approval=registered.requires_approval
+                or requires_approval == "all"
+                or name in requires_approval,
+            )
         )
     return tools
 
@@ -99,7 +105,7 @@ def build_capability(link: AgentSkill) -> SkillCapability:
         id=skill.skill_id,
         description=skill.description,
         instructions=skill.instructions or None,
-        tools=skill_tools(list(skill.tools), list(skill.requires_approval)),
+        tools=skill_tools(list(skill.tools), skill.requires_approval),
         defer_loading=skill.defer_loading and not link.always_on,
         model_settings=dict(skill.model_settings or {}),
     )
@@ -138,6 +144,7 @@ def assemble(agent: Agent) -> RunAgentPlan:
     capabilities, failed = build_capabilities(offered.links)
     included = {capability.id for capability in capabilities}
     links = [link for link in offered.links if link.skill.skill_id in included]
+    gates = Gates.of([link.skill for link in links])
     try:
         model: Model = resolve_model(agent.model)
         unavailable = None
@@ -150,7 +157,7 @@ def assemble(agent: Agent) -> RunAgentPlan:
         output_type=output_type(agent),
         instructions=agent.instructions or None,
         tools=[run_tool(t) for t in registry.always_on()],
-        capabilities=capabilities,
+        capabilities=[*capabilities, *([gates] if gates else [])],
         model_settings=ModelSettings(parallel_tool_calls=agent.parallel_tool_calls),
         # Unknown tool names and load_capability get the registry tools' budget, not pydantic-ai's
         # default of 1: a thread whose loaded skill was disabled may call its tool more than once

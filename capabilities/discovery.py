@@ -54,6 +54,7 @@ def capabilities_document(
     now); ``None`` for the agent-level document.
     """
     links = offer(agent).links
+    offered_ids = {link.skill.skill_id for link in links}
     loaded = loaded or set()
     callable_tools: dict[str, RegisteredTool] = {t.name: t for t in registry.always_on()}
     approval = False
@@ -63,7 +64,9 @@ def capabilities_document(
         skill = link.skill
         deferred = skill.defer_loading and not link.always_on
         tools = [registry.get(name) for name in skill.tools if name in registry]
-        if any(t.requires_approval or t.name in skill.requires_approval for t in tools):
+        if any(t.requires_approval or skill.needs_approval(t.name) for t in tools):
+            approval = True
+        if skill.approves_all or set(skill.escalate_with) & offered_ids:  # capabilities.gates pause calls
             approval = True
         if deferred:
             deferred_any = True

@@ -101,7 +101,10 @@ class Skill(models.Model):
     source = models.TextField(help_text="Markdown with YAML frontmatter.")
     instructions = models.TextField(blank=True)
     tools = models.JSONField(default=list, blank=True)
-    requires_approval = models.JSONField(default=list, blank=True)
+    requires_approval = models.JSONField(default=list, blank=True, help_text='Tool names, or "all".')
+    gates = models.JSONField(
+        default=dict, blank=True, help_text="before_tools, escalate_with, warn_with (capabilities.gates)."
+    )
     model_settings = models.JSONField(default=dict, blank=True)
     defer_loading = models.BooleanField(default=True)
     enabled = models.BooleanField(default=True)
@@ -119,6 +122,27 @@ class Skill(models.Model):
 
     def __str__(self) -> str:
         return self.skill_id
+
+    @property
+    def approves_all(self) -> bool:
+        """``requires_approval: all``: once loaded, every tool call of the run pauses for a human."""
+        return self.requires_approval == "all"
+
+    @property
+    def before_tools(self) -> list[str]:
+        return list(self.gates.get("before_tools", []))
+
+    @property
+    def escalate_with(self) -> list[str]:
+        return list(self.gates.get("escalate_with", []))
+
+    @property
+    def warn_with(self) -> list[str]:
+        return list(self.gates.get("warn_with", []))
+
+    def needs_approval(self, tool: str) -> bool:
+        """Whether this skill's frontmatter makes a call of its own tool ``tool`` pause."""
+        return self.approves_all or tool in (self.requires_approval or [])
 
 
 class SkillVersion(models.Model):

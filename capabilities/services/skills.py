@@ -29,6 +29,7 @@ from capabilities.skills import (
     skill_lines,
     source_sha256,
 )
+from capabilities.skills.spec import GATE_KEYS
 from capabilities.tools.registry import registry
 
 
@@ -169,7 +170,10 @@ def apply_spec(skill: Skill, spec: SkillSpec, source: str) -> None:
     skill.description = spec.description
     skill.instructions = spec.instructions
     skill.tools = list(spec.tools)
-    skill.requires_approval = list(spec.requires_approval)
+    skill.requires_approval = (
+        spec.requires_approval if spec.requires_approval == "all" else list(spec.requires_approval)
+    )
+    skill.gates = {key: list(getattr(spec, key)) for key in GATE_KEYS if getattr(spec, key)}
     skill.model_settings = dict(spec.model_settings)
     skill.defer_loading = spec.defer_loading
 

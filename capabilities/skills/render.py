@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from capabilities.skills.spec import DELIMITER, NO_WRAP, SkillSpec
+from capabilities.skills.spec import DELIMITER, GATE_KEYS, NO_WRAP, SkillSpec
 
 
 class _Dumper(yaml.SafeDumper):
@@ -38,6 +38,7 @@ def render_skill(spec: SkillSpec) -> str:
         data["requires_approval"] = spec.requires_approval
     if spec.model_settings:
         data["model_settings"] = spec.model_settings
+    data.update({key: getattr(spec, key) for key in GATE_KEYS if getattr(spec, key)})
     options = {"sort_keys": False, "allow_unicode": True, "default_flow_style": None, "width": NO_WRAP}
     frontmatter = yaml.dump(data, Dumper=_Dumper, **options)
     body = f"{spec.instructions}\n" if spec.instructions else ""

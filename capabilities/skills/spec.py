@@ -11,7 +11,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_ai.settings import ModelSettings
@@ -24,8 +24,20 @@ MAX_DESCRIPTION_CHARS = 300
 # Ids that would read as the registry API's own paths (``/api/v1/skills/validate`` …).
 RESERVED_SKILL_IDS = frozenset({"validate", "import", "export"})
 DELIMITER = "---"
+# Gates and hooks (capabilities.gates): tools that bounce until this skill is loaded, and capability
+# ids whose joint activity with this skill needs approval of every tool call, or a warning.
+GATE_KEYS = ("before_tools", "escalate_with", "warn_with")
+APPROVE_ALL = "all"  # ``requires_approval: all``: once loaded, every tool call of the run pauses
 # The frontmatter keys, in the order render_skill writes them. The body becomes ``instructions``.
-FRONTMATTER_KEYS = ("id", "description", "tools", "defer_loading", "requires_approval", "model_settings")
+FRONTMATTER_KEYS = (
+    "id",
+    "description",
+    "tools",
+    "defer_loading",
+    "requires_approval",
+    "model_settings",
+    *GATE_KEYS,
+)
 REQUIRED_KEYS = ("id", "description")
 MODEL_SETTINGS_KEYS = frozenset(ModelSettings.__annotations__)
 
@@ -142,8 +154,11 @@ class SkillSpec(BaseModel):
     description: str
     tools: list[str] = Field(default_factory=list)
     defer_loading: bool = True
-    requires_approval: list[str] = Field(default_factory=list)
+    requires_approval: list[str] | Literal["all"] = Field(default_factory=list)
     model_settings: dict[str, Any] = Field(default_factory=dict)
+    before_tools: list[str] = Field(default_factory=list)
+    escalate_with: list[str] = Field(default_factory=list)
+    warn_with: list[str] = Field(default_factory=list)
     instructions: str = ""
 
     @field_validator("id", mode="before")
@@ -175,10 +190,18 @@ class SkillSpec(BaseModel):
             raise ValueError(f"must be true or false, not {describe(value)}")
         return value
 
-    @field_validator("tools", "requires_approval", mode="before")
+    @field_validator("tools", "requires_approval", "before_tools", mode="before")
     @classmethod
-    def _check_tool_lists(cls, value: Any, info: ValidationInfo) -> list[str]:
+    def _check_tool_lists(cls, value: Any, info: ValidationInfo) -> list[str] | str:
+        if info.field_name == "requires_approval" and isinstance(value, str):
+            if value == APPROVE_ALL:
+                return value
+            raise ValueError(f"must be 'all' or a list of this skill's tools, not the string {value!r}")
         names = _tool_names(value)
+        own = info.data.get("tools", [])
+        if info.field_name == "before_tools" and (clash := next((n for n in names if n in own), None)):
+            message = f"{clash!r} is this skill's own tool (hidden until it is loaded anyway); name others"
+            raise FieldError(message, names.index(clash))
         # "tools" is missing from info.data when it failed; that error is the one reported.
         if info.field_name == "requires_approval" and "tools" in info.data:
             for index, name in enumerate(names):
@@ -187,6 +210,20 @@ class SkillSpec(BaseModel):
                         f"{name!r} is not one of this skill's tools; add it to 'tools' too", index
                     )
         return names
+
+    @field_validator("escalate_with", "warn_with", mode="before")
+    @classmethod
+    def _check_capability_ids(cls, value: Any, info: ValidationInfo) -> list[str]:
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"must be a list of capability ids such as [refunds], not {describe(value)}")
+        for index, name in enumerate(value):
+            if not isinstance(name, str) or not re.fullmatch(SKILL_ID_PATTERN, name):
+                raise FieldError(
+                    f"entry {index + 1} must be a capability id matching {SKILL_ID_PATTERN}", index
+                )
+            if name == info.data.get("id") or name in value[:index]:
+                raise FieldError(f"{name!r} is this skill itself or listed twice", index)
+        return list(value)
 
     @field_validator("model_settings", mode="before")
     @classmethod

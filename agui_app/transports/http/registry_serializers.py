@@ -116,8 +116,11 @@ class SkillParsedSerializer(serializers.Serializer):
     description = serializers.CharField()
     tools = serializers.ListField(child=serializers.CharField())
     deferLoading = serializers.BooleanField(source="defer_loading")
-    requiresApproval = serializers.ListField(child=serializers.CharField(), source="requires_approval")
+    requiresApproval = serializers.JSONField(source="requires_approval")  # tool names, or "all"
     modelSettings = serializers.DictField(source="model_settings")
+    beforeTools = serializers.ListField(child=serializers.CharField(), source="before_tools")
+    escalateWith = serializers.ListField(child=serializers.CharField(), source="escalate_with")
+    warnWith = serializers.ListField(child=serializers.CharField(), source="warn_with")
     instructions = serializers.CharField()
 
 
@@ -128,8 +131,11 @@ class SkillSerializer(serializers.Serializer):
     description = serializers.CharField()
     tools = serializers.ListField(child=serializers.CharField())
     deferLoading = serializers.BooleanField(source="defer_loading")
-    requiresApproval = serializers.ListField(child=serializers.CharField(), source="requires_approval")
+    requiresApproval = serializers.JSONField(source="requires_approval")  # tool names, or "all"
     modelSettings = serializers.DictField(source="model_settings")
+    beforeTools = serializers.ListField(child=serializers.CharField(), source="before_tools")
+    escalateWith = serializers.ListField(child=serializers.CharField(), source="escalate_with")
+    warnWith = serializers.ListField(child=serializers.CharField(), source="warn_with")
     instructions = serializers.CharField()
     version = serializers.IntegerField(source="current_version.number", allow_null=True)
     enabled = serializers.BooleanField()

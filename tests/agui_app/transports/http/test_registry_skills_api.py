@@ -66,6 +66,9 @@ def test_validate_answers_the_parsed_fields_and_saves_nothing(api: APIClient, ow
             "deferLoading": True,
             "requiresApproval": [],
             "modelSettings": {},
+            "beforeTools": [],
+            "escalateWith": [],
+            "warnWith": [],
             "instructions": "Greet warmly.",
         },
     }
