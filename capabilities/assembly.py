@@ -30,6 +30,7 @@ from capabilities.llm import ModelUnavailable, model_reports_reasoning, resolve_
 from capabilities.models import Agent, AgentSkill
 from capabilities.runtime import ToolDeps
 from capabilities.schemas import OUTPUT_NAME, output_validator_for
+from capabilities.tools.builtin import READ_SKILL_RESOURCE
 from capabilities.tools.registry import DEFAULT_TOOL_RETRIES, RegisteredTool, registry
 
 logger = logging.getLogger(__name__)
@@ -43,9 +44,16 @@ _TOOL_TEMPLATES: weakref.WeakKeyDictionary[Callable[..., Any], Tool[Any]] = weak
 class SkillCapability(Capability[ToolDeps]):
     """A skill as a pydantic-ai capability; its model settings apply once it is active."""
 
-    def __init__(self, *, model_settings: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        model_settings: dict[str, Any] | None = None,
+        resources: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._skill_model_settings = model_settings or None
+        self.resources = resources or {}  # Agent Skills files, for read_skill_resource
 
     def get_model_settings(self) -> Any:
         return ModelSettings(**self._skill_model_settings) if self._skill_model_settings else None
@@ -99,6 +107,12 @@ def skill_tools(names: list[str], requires_approval: list[str] | str) -> list[To
     return tools
 
 
+def run_builtins(links: list[AgentSkill]) -> list[RegisteredTool]:
+    """The built-in tools of a run: the always-on ones, and read_skill_resource when a skill has files."""
+    resources = any(link.skill.resources for link in links) and READ_SKILL_RESOURCE in registry
+    return [*registry.always_on(), *([registry.get(READ_SKILL_RESOURCE)] if resources else [])]
+
+
 def build_capability(link: AgentSkill) -> SkillCapability:
     skill = link.skill
     return SkillCapability(
@@ -108,6 +122,7 @@ def build_capability(link: AgentSkill) -> SkillCapability:
         tools=skill_tools(list(skill.tools), skill.requires_approval),
         defer_loading=skill.defer_loading and not link.always_on,
         model_settings=dict(skill.model_settings or {}),
+        resources=dict(skill.resources or {}),
     )
 
 
@@ -156,7 +171,7 @@ def assemble(agent: Agent) -> RunAgentPlan:
         deps_type=ToolDeps,
         output_type=output_type(agent),
         instructions=agent.instructions or None,
-        tools=[run_tool(t) for t in registry.always_on()],
+        tools=[run_tool(t) for t in run_builtins(links)],
         capabilities=[*capabilities, *([gates] if gates else [])],
         model_settings=ModelSettings(parallel_tool_calls=agent.parallel_tool_calls),
         # Unknown tool names and load_capability get the registry tools' budget, not pydantic-ai's

@@ -17,6 +17,7 @@ import orjson
 from ag_ui.core import AgentCapabilities, Tool
 from django.conf import settings
 
+from capabilities.assembly import run_builtins
 from capabilities.availability import offer
 from capabilities.declarations import RuntimeFacts, declared_that_hold
 from capabilities.models import Agent
@@ -56,7 +57,7 @@ def capabilities_document(
     links = offer(agent).links
     offered_ids = {link.skill.skill_id for link in links}
     loaded = loaded or set()
-    callable_tools: dict[str, RegisteredTool] = {t.name: t for t in registry.always_on()}
+    callable_tools: dict[str, RegisteredTool] = {t.name: t for t in run_builtins(links)}
     approval = False
     catalog = []
     deferred_any = False

@@ -105,6 +105,9 @@ class Skill(models.Model):
     gates = models.JSONField(
         default=dict, blank=True, help_text="before_tools, escalate_with, warn_with (capabilities.gates)."
     )
+    resources = models.JSONField(
+        default=dict, blank=True, help_text="Agent Skills resource files: path → text (read_skill_resource)."
+    )
     model_settings = models.JSONField(default=dict, blank=True)
     defer_loading = models.BooleanField(default=True)
     enabled = models.BooleanField(default=True)

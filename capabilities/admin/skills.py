@@ -302,6 +302,7 @@ class SkillAdmin(TenantScopedAdmin):
                 saved = skill_import_bundle(
                     tenant_id=form.cleaned_data["tenant"].pk,
                     files=form.sources,
+                    resources=form.resources,
                     agent=form.cleaned_data["agent"],
                     user=request.user,
                 )
