@@ -24,10 +24,11 @@ from pydantic_ai.capabilities import Capability
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
-from capabilities.availability import SkippedSkill, offer
+from capabilities.availability import SkippedSkill, offer, offered_mcp_servers
 from capabilities.gates import Gates
 from capabilities.llm import ModelUnavailable, model_reports_reasoning, resolve_model, unavailable_model
-from capabilities.models import Agent, AgentSkill
+from capabilities.mcp_servers import build_mcp_capability
+from capabilities.models import Agent, AgentSkill, McpServer
 from capabilities.runtime import ToolDeps
 from capabilities.schemas import OUTPUT_NAME, output_validator_for
 from capabilities.tools.builtin import READ_SKILL_RESOURCE
@@ -143,6 +144,21 @@ def build_capabilities(links: list[AgentSkill]) -> tuple[list[SkillCapability], 
     return capabilities, skipped
 
 
+def build_mcp_capabilities(servers: list[McpServer]) -> tuple[list[Any], list[SkippedSkill]]:
+    """Each MCP server's capability; one that cannot be built (its secret no longer decrypts) is left out."""
+    built: list[Any] = []
+    skipped: list[SkippedSkill] = []
+    for server in servers:
+        try:
+            built.append(build_mcp_capability(server))
+        except Exception as exc:
+            logger.warning("MCP server %s could not be assembled: %s", server.server_id, type(exc).__name__)
+            skipped.append(
+                SkippedSkill(server.server_id, "the MCP server could not be assembled", type(exc).__name__)
+            )
+    return built, skipped
+
+
 def output_type(agent: Agent) -> list[Any]:
     """Text, or the agent's output schema as a structured object; approvals and frontend tools
     (``DeferredToolRequests``) end a run either way."""
@@ -159,7 +175,9 @@ def assemble(agent: Agent) -> RunAgentPlan:
     capabilities, failed = build_capabilities(offered.links)
     included = {capability.id for capability in capabilities}
     links = [link for link in offered.links if link.skill.skill_id in included]
-    gates = Gates.of([link.skill for link in links])
+    servers, mcp_skipped = offered_mcp_servers(agent, included)
+    gates = Gates.of([link.skill for link in links], {server.server_id for server in servers})
+    mcp_capabilities, mcp_failed = build_mcp_capabilities(servers)
     try:
         model: Model = resolve_model(agent.model)
         unavailable = None
@@ -172,7 +190,7 @@ def assemble(agent: Agent) -> RunAgentPlan:
         output_type=output_type(agent),
         instructions=agent.instructions or None,
         tools=[run_tool(t) for t in run_builtins(links)],
-        capabilities=[*capabilities, *([gates] if gates else [])],
+        capabilities=[*capabilities, *mcp_capabilities, *([gates] if gates else [])],
         model_settings=ModelSettings(parallel_tool_calls=agent.parallel_tool_calls),
         # Unknown tool names and load_capability get the registry tools' budget, not pydantic-ai's
         # default of 1: a thread whose loaded skill was disabled may call its tool more than once
@@ -205,6 +223,6 @@ def assemble(agent: Agent) -> RunAgentPlan:
         max_execution_seconds=agent.max_execution_seconds,
         state_schema=agent.state_schema,
         skill_versions={link.skill.skill_id: link.skill.current_version_id for link in links},
-        skipped=[*offered.skipped, *failed],
+        skipped=[*offered.skipped, *failed, *mcp_skipped, *mcp_failed],
         reasoning=model_reports_reasoning(agent.model),
     )

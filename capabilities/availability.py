@@ -17,7 +17,7 @@ import orjson
 from pydantic import ValidationError
 
 from capabilities.conflicts import ToolConflict, builtin_names
-from capabilities.models import Agent, AgentSkill, Skill
+from capabilities.models import Agent, AgentSkill, McpServer, Skill
 from capabilities.skills import SkillSpec
 from capabilities.tools.registry import registry
 
@@ -160,3 +160,19 @@ def skill_problems(agents: Iterable[Agent]) -> dict[int, list[str]]:
             message = f"left out of runs of agent {agent.slug!r}: {skipped.explanation}"
             problems.setdefault(links[skipped.skill_id], []).append(message)
     return problems
+
+
+def offered_mcp_servers(agent: Agent, skill_ids: set[str]) -> tuple[list[McpServer], list[SkippedSkill]]:
+    """The agent's enabled MCP servers a run gets (``mcp_servers`` prefetched), in id order, and those
+    left out: one whose id is also a skill's of the agent (capability ids are unique within a run)."""
+    servers: list[McpServer] = []
+    skipped: list[SkippedSkill] = []
+    for server in sorted(agent.mcp_servers.all(), key=lambda s: s.server_id):
+        if not server.enabled or server.tenant_id != agent.tenant_id:
+            continue
+        if server.server_id in skill_ids:
+            reason = f"MCP server {server.server_id!r} has the id of a skill of this agent; rename one"
+            skipped.append(SkippedSkill(server.server_id, reason))
+            continue
+        servers.append(server)
+    return servers, skipped

@@ -3,7 +3,8 @@
 Admins declare the parts the server cannot know (``capabilities.declarations``: identity,
 multimodal, custom …, and output/reasoning/multiAgent only where they hold). The server derives the
 rest from its running configuration: transport, state, tools, humanInTheLoop, execution and
-``custom.onDemandCapabilities``. Skills and tools are those a run really gets
+``custom.onDemandCapabilities``. MCP servers are listed like deferred skills; their tools (as last
+discovered from the server) count as callable where the thread loaded the server. Skills and tools are those a run really gets
 (``capabilities.availability``: a skill left out of runs is left out here too). Built on every
 request from the database and the tool registry, so an edit shows on the next call.
 """
@@ -18,7 +19,7 @@ from ag_ui.core import AgentCapabilities, Tool
 from django.conf import settings
 
 from capabilities.assembly import run_builtins
-from capabilities.availability import offer
+from capabilities.availability import offer, offered_mcp_servers
 from capabilities.declarations import RuntimeFacts, declared_that_hold
 from capabilities.models import Agent
 from capabilities.tools.registry import RegisteredTool, registry
@@ -77,6 +78,21 @@ def capabilities_document(
         if not deferred or skill.skill_id in loaded:
             callable_tools.update({t.name: t for t in tools})
     items = [tool_item(t) for _, t in sorted(callable_tools.items())]
+    for server in offered_mcp_servers(agent, offered_ids)[0]:  # tools: the last ones discovered
+        if server.defer_loading:
+            deferred_any = True
+            catalog.append(
+                {
+                    "id": server.server_id,
+                    "description": server.description,
+                    "loaded": server.server_id in loaded,
+                }
+            )
+        if not server.defer_loading or server.server_id in loaded:
+            items += [
+                Tool(name=t["name"], description=t["description"], parameters=t["parameters"])
+                for t in server.tools_cache
+            ]
     if deferred_any:
         items.insert(0, LOAD_CAPABILITY_TOOL)
     # Only declarable parts that hold: a derived key or a false claim that reached the row without

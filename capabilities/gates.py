@@ -16,6 +16,7 @@ hold before the workflow it belongs to loads. A load in step N counts from step 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,9 +47,10 @@ class Gates(AbstractCapability[Any]):
     warnings: tuple[tuple[str, str], ...] = ()  # (skill, other) pairs that warn together
 
     @classmethod
-    def of(cls, skills: list[Skill]) -> Gates | None:
-        """The gates the skills declare (the skills a run gets), or None when there are none."""
-        present = {skill.skill_id for skill in skills}
+    def of(cls, skills: list[Skill], other_ids: Iterable[str] = ()) -> Gates | None:
+        """The gates the skills declare (the skills a run gets; ``other_ids``: its other capabilities,
+        such as MCP servers, that ``escalate_with``/``warn_with`` may name), or None when there are none."""
+        present = {skill.skill_id for skill in skills} | set(other_ids)
         runbooks: dict[str, str] = {}
         for skill in skills:
             for tool in skill.before_tools:

@@ -62,6 +62,9 @@ class AgentSerializer(serializers.Serializer):
     )
     skills = skill_id_list("skill_ids", "Ids of the skills it offers (replaces the set).")
     alwaysOn = skill_id_list("always_on_ids", "Those of its skills active from the start (not on demand).")
+    mcpServers = skill_id_list(
+        "mcp_server_ids", "Ids of the tenant's MCP servers it offers (replaces the set)."
+    )
     limits = AgentLimitsSerializer(source="*", required=False)
     parallelToolCalls = serializers.BooleanField(source="parallel_tool_calls", required=False)
     stateSchema = serializers.JSONField(
