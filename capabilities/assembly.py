@@ -70,7 +70,10 @@ class RunAgentPlan:
     max_iterations: int
     max_execution_seconds: int
     state_schema: dict[str, Any] | None
-    skill_versions: dict[str, int | None] = field(default_factory=dict)
+    skill_versions: dict[str, int | None] = field(default_factory=dict)  # id → SkillVersion pk
+    capability_versions: dict[str, int | None] = field(
+        default_factory=dict
+    )  # id → version number (MCP: None)
     skipped: list[SkippedSkill] = field(default_factory=list)  # left out of this run, with the reason
     reasoning: bool = False  # the model reports reasoning: its REASONING_* events are declared
 
@@ -159,6 +162,11 @@ def build_mcp_capabilities(servers: list[McpServer]) -> tuple[list[Any], list[Sk
     return built, skipped
 
 
+def version_number(link: AgentSkill) -> int | None:
+    version = link.skill.current_version
+    return version.number if version is not None else None
+
+
 def output_type(agent: Agent) -> list[Any]:
     """Text, or the agent's output schema as a structured object; approvals and frontend tools
     (``DeferredToolRequests``) end a run either way."""
@@ -223,6 +231,10 @@ def assemble(agent: Agent) -> RunAgentPlan:
         max_execution_seconds=agent.max_execution_seconds,
         state_schema=agent.state_schema,
         skill_versions={link.skill.skill_id: link.skill.current_version_id for link in links},
+        capability_versions={
+            **{link.skill.skill_id: version_number(link) for link in links},
+            **{capability.id: None for capability in mcp_capabilities},
+        },
         skipped=[*offered.skipped, *failed, *mcp_skipped, *mcp_failed],
         reasoning=model_reports_reasoning(agent.model),
     )

@@ -15,8 +15,8 @@ def agents_for_tenant(tenant_id: int, *, with_skills: bool = False) -> QuerySet[
             Prefetch(
                 "agent_skills",
                 # The Markdown source is not needed to run or describe an agent (the parsed fields are).
-                queryset=AgentSkill.objects.select_related("skill")
-                .defer("skill__source")
+                queryset=AgentSkill.objects.select_related("skill", "skill__current_version")
+                .defer("skill__source", "skill__current_version__source")
                 .order_by("skill__skill_id"),
             ),
             "mcp_servers",

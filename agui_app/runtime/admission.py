@@ -27,7 +27,13 @@ async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunA
     refused admission (nothing started then); the run's own failures end in a logged ``RUN_ERROR``.
     """
     admission = await admit(principal=principal, agent=agent, run_input=run_input)
-    await start_run(admission=admission, agent=agent, tenant=principal.tenant, run_input=run_input)
+    await start_run(
+        admission=admission,
+        agent=agent,
+        tenant=principal.tenant,
+        run_input=run_input,
+        decided_by=f"user:{principal.user}" if principal.user else principal.credential,
+    )
     return admission
 
 

@@ -22,9 +22,17 @@ from pydantic_ai.usage import UsageLimits
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
-from agui_app.events.shape import PendingEvent, capability_skipped, encode, messages_snapshot, run_started
+from agui_app.events.shape import (
+    PendingEvent,
+    capability_skipped,
+    encode,
+    messages_snapshot,
+    run_started,
+    tool_call_decision,
+)
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, run_input_without_state
+from agui_app.runtime.audit import ToolCallAudit, resume_decisions
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
 from agui_app.runtime.supervisor import RunHandle, get_supervisor
 from agui_app.runtime.usage import UsageMeter
@@ -44,15 +52,17 @@ REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONI
 
 
 async def start_run(
-    *, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput
+    *, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput, decided_by: str = ""
 ) -> RunHandle:
-    """Start the run as a task of this process and return its handle (it outlives the request)."""
+    """Start the run as a task of this process and return its handle (it outlives the request).
+    ``decided_by``: who sent the input, recorded with the approvals it answers (``audit``)."""
     supervisor = await get_supervisor()
     handle = RunHandle(
         thread_key=str(admission.thread.pk), run_pk=admission.run.pk, run_id=admission.run.run_id
     )
     supervisor.register(handle)
     run = RunExecution(admission=admission, agent=agent, tenant=tenant, run_input=run_input, handle=handle)
+    run.decided_by = decided_by
 
     async def execute() -> None:
         try:
@@ -96,6 +106,8 @@ class RunExecution:
         self.reasoning = True
         self.started = False
         self.meter = UsageMeter()
+        self.audit = ToolCallAudit()
+        self.decided_by = ""
 
     async def execute(self) -> None:
         """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
@@ -126,6 +138,7 @@ class RunExecution:
         self.skill_versions = plan.skill_versions
         self.skipped = plan.skipped
         self.reasoning = plan.reasoning
+        self.audit.versions = plan.capability_versions
         for skipped in plan.skipped:
             logger.warning(
                 "run %s: skill %r left out (tenant %r, agent %r): %s",
@@ -167,7 +180,7 @@ class RunExecution:
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
             instructions=state_instructions,
-            capabilities=[StateSync(self.gateway), self.meter],
+            capabilities=[StateSync(self.gateway), self.meter, self.audit],
         )
 
     async def log(self, event: BaseEvent) -> None:
@@ -178,6 +191,8 @@ class RunExecution:
                 await self.writer.add(
                     capability_skipped(capability_id=skipped.skill_id, reason=skipped.reason)
                 )
+            for decision in resume_decisions(self.run_input, self.decided_by):
+                await self.writer.add(tool_call_decision(**decision))
             self.started = True
             return
         if not self.reasoning and event.type in REASONING_TYPES:
@@ -189,6 +204,8 @@ class RunExecution:
             return
         self.stream_ids.observe(event)
         await self.writer.add(encode(event))
+        if (audit := self.audit.follow_up(event)) is not None:
+            await self.writer.add(encode(audit))
 
     async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
         """Log the terminal event and record the run's end in one transaction."""

@@ -12,6 +12,7 @@ from agui_app.transports.http import (
     tenant,
     threads,
     tokens,
+    tool_calls,
 )
 
 urlpatterns = [
@@ -59,6 +60,11 @@ urlpatterns = [
         name="thread-capabilities",
     ),
     path("threads/<str:thread_id>/runs", threads.ThreadRunsView.as_view(), name="thread-runs"),
+    path(
+        "threads/<str:thread_id>/tool-calls",
+        tool_calls.ThreadToolCallsView.as_view(),
+        name="thread-tool-calls",
+    ),
     path(
         "threads/<str:thread_id>/runs/<str:run_id>", threads.ThreadRunDetailView.as_view(), name="thread-run"
     ),
