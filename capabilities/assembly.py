@@ -119,11 +119,14 @@ def run_builtins(links: list[AgentSkill]) -> list[RegisteredTool]:
 
 def build_capability(link: AgentSkill) -> SkillCapability:
     skill = link.skill
+    tools = skill_tools(list(skill.tools), skill.requires_approval)
+    for tool in tools:  # pydantic-ai's tool search finds these; a deferred skill gates them all anyway
+        tool.defer_loading = tool.name in skill.deferred_tools
     return SkillCapability(
         id=skill.skill_id,
         description=skill.description,
         instructions=skill.instructions or None,
-        tools=skill_tools(list(skill.tools), skill.requires_approval),
+        tools=tools,
         defer_loading=skill.defer_loading and not link.always_on,
         model_settings=dict(skill.model_settings or {}),
         resources=dict(skill.resources or {}),

@@ -76,7 +76,8 @@ def capabilities_document(
                 {"id": skill.skill_id, "description": skill.description, "loaded": skill.skill_id in loaded}
             )
         if not deferred or skill.skill_id in loaded:
-            callable_tools.update({t.name: t for t in tools})
+            searchable = set(skill.deferred_tools) if not deferred else set()  # found by search_tools
+            callable_tools.update({t.name: t for t in tools if t.name not in searchable})
     items = [tool_item(t) for _, t in sorted(callable_tools.items())]
     for server in offered_mcp_servers(agent, offered_ids)[0]:  # tools: the last ones discovered
         if server.defer_loading:

@@ -145,6 +145,11 @@ class Skill(models.Model):
         return list(self.gates.get("escalate_with", []))
 
     @property
+    def deferred_tools(self) -> list[str]:
+        """Tools marked ``defer: true``: found through tool search, not listed (always-on skills only)."""
+        return list(self.gates.get("deferred_tools", []))
+
+    @property
     def warn_with(self) -> list[str]:
         return list(self.gates.get("warn_with", []))
 

@@ -174,7 +174,8 @@ def apply_spec(skill: Skill, spec: SkillSpec, source: str) -> None:
     skill.requires_approval = (
         spec.requires_approval if spec.requires_approval == "all" else list(spec.requires_approval)
     )
-    skill.gates = {key: list(getattr(spec, key)) for key in GATE_KEYS if getattr(spec, key)}
+    stored = (*GATE_KEYS, "deferred_tools")
+    skill.gates = {key: list(getattr(spec, key)) for key in stored if getattr(spec, key)}
     skill.model_settings = dict(spec.model_settings)
     skill.defer_loading = spec.defer_loading
 

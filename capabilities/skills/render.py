@@ -31,7 +31,7 @@ def render_skill(spec: SkillSpec) -> str:
     required ``id`` and ``description``). ``parse_skill(render_skill(spec)) == spec`` always holds."""
     data: dict[str, Any] = {"id": spec.id, "description": spec.description}
     if spec.tools:
-        data["tools"] = spec.tools
+        data["tools"] = [{"name": t, "defer": True} if t in spec.deferred_tools else t for t in spec.tools]
     if not spec.defer_loading:
         data["defer_loading"] = False
     if spec.requires_approval:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic_ai.settings import ModelSettings
 
 # Copies of capabilities.models.SKILL_ID_PATTERN and capabilities.tools.registry.TOOL_NAME_RE: importing
@@ -125,7 +125,8 @@ def _tool_names(value: Any) -> list[str]:
     names: list[str] = []
     for index, name in enumerate(value):
         if not isinstance(name, str):
-            raise FieldError(f"entry {index + 1} must be a tool name, not {describe(name)}", index)
+            hint = " or {name: <tool>, defer: true}" if isinstance(name, dict) else ""
+            raise FieldError(f"entry {index + 1} must be a tool name{hint}, not {describe(name)}", index)
         if not re.fullmatch(TOOL_NAME_PATTERN, name):
             raise FieldError(f"{name!r} is not a valid tool name (it must match {TOOL_NAME_PATTERN})", index)
         if name in names:
@@ -159,7 +160,29 @@ class SkillSpec(BaseModel):
     before_tools: list[str] = Field(default_factory=list)
     escalate_with: list[str] = Field(default_factory=list)
     warn_with: list[str] = Field(default_factory=list)
+    deferred_tools: list[str] = Field(default_factory=list)  # ``tools`` entries {name: …, defer: true}
     instructions: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_deferred_tools(cls, data: Any) -> Any:
+        """``tools: [a, {name: b, defer: true}]`` → tools [a, b], deferred_tools [b] (tool search).
+        A malformed entry stays in ``tools``, whose validator names its line."""
+        tools = data.get("tools") if isinstance(data, dict) else None
+        if not isinstance(tools, list) or not any(isinstance(entry, dict) for entry in tools):
+            return data
+        deferred = [
+            e["name"]
+            for e in tools
+            if isinstance(e, dict) and set(e) == {"name", "defer"} and e["defer"] is True
+        ]
+        names = [
+            e["name"]
+            if isinstance(e, dict) and set(e) == {"name", "defer"} and isinstance(e["defer"], bool)
+            else e
+            for e in tools
+        ]
+        return {**data, "tools": names, "deferred_tools": [*data.get("deferred_tools", []), *deferred]}
 
     @field_validator("id", mode="before")
     @classmethod
