@@ -150,13 +150,15 @@ def build_capabilities(links: list[AgentSkill]) -> tuple[list[SkillCapability], 
     return capabilities, skipped
 
 
-def build_mcp_capabilities(servers: list[McpServer]) -> tuple[list[Any], list[SkippedSkill]]:
-    """Each MCP server's capability; one that cannot be built (its secret no longer decrypts) is left out."""
+def build_mcp_capabilities(servers: list[McpServer], taken: set[str]) -> tuple[list[Any], list[SkippedSkill]]:
+    """Each MCP server's capability; one that cannot be built (its secret no longer decrypts) is left
+    out. ``taken``: the run's other tool names; each server's (last known) tools join them in id order."""
     built: list[Any] = []
     skipped: list[SkippedSkill] = []
     for server in servers:
         try:
-            built.append(build_mcp_capability(server))
+            built.append(build_mcp_capability(server, reserved=frozenset(taken)))
+            taken = taken | set(server.tool_names)
         except Exception as exc:
             logger.warning("MCP server %s could not be assembled: %s", server.server_id, type(exc).__name__)
             skipped.append(
@@ -188,7 +190,8 @@ def assemble(agent: Agent) -> RunAgentPlan:
     links = [link for link in offered.links if link.skill.skill_id in included]
     servers, mcp_skipped = offered_mcp_servers(agent, included)
     gates = Gates.of([link.skill for link in links], {server.server_id for server in servers})
-    mcp_capabilities, mcp_failed = build_mcp_capabilities(servers)
+    taken = {t.name for t in run_builtins(links)} | {name for link in links for name in link.skill.tools}
+    mcp_capabilities, mcp_failed = build_mcp_capabilities(servers, taken)
     try:
         model: Model = resolve_model(agent.model)
         unavailable = None

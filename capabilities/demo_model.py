@@ -30,8 +30,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
-from pydantic_ai.native_tools import AbstractNativeTool
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.tools import ToolDefinition
 
 MAX_DELAY_MS = 30_000
@@ -75,22 +74,6 @@ class ScriptStep(BaseModel):
 class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
     agui_script: list[ScriptStep]
-
-
-class DemoModel(FunctionModel):
-    """Claims every native tool but tool search, so deferred tools (``defer: true``) are found through
-    pydantic-ai's local ``search_tools`` tool, which a script can call like any other."""
-
-    @classmethod
-    def supported_native_tools(cls) -> frozenset[type[AbstractNativeTool]]:
-        # By its ``kind``: 2.68 exports the class only from a private module.
-        return frozenset(
-            t for t in super().supported_native_tools() if getattr(t, "kind", None) != "tool_search"
-        )
-
-
-def build_demo_model() -> FunctionModel:
-    return DemoModel(stream_function=demo_stream, model_name="demo")
 
 
 @dataclass

@@ -77,6 +77,9 @@ class McpServerToolset(WrapperToolset[Any]):
 
     server: McpServer = field(kw_only=True)
     secrets: list[str] = field(default_factory=list, kw_only=True)
+    # Names the run already has (registry tools, framework tools, earlier servers' tools): a server
+    # tool of the same name is left out, since pydantic-ai refuses a run with two tools of one name.
+    reserved: frozenset[str] = field(default=frozenset(), kw_only=True)
     _definitions: list[ToolDefinition] | None = field(default=None, init=False)
     _connected: bool = field(default=False, init=False)
 
@@ -139,7 +142,12 @@ class McpServerToolset(WrapperToolset[Any]):
         if self.server.server_id not in ctx.active_capability_ids:
             return {}
         if self._definitions is None:
-            self._definitions = await self._discover()
+            definitions = await self._discover()
+            if clashes := sorted(d.name for d in definitions if d.name in self.reserved):
+                logger.warning(
+                    "MCP server %s: tools left out (names taken): %s", self.server.server_id, clashes
+                )
+            self._definitions = [d for d in definitions if d.name not in self.reserved]
         return {d.name: self.wrapped.tool_for_tool_def(d, ctx=ctx) for d in self._definitions}
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: Any) -> Any:
@@ -162,8 +170,12 @@ class McpServerToolset(WrapperToolset[Any]):
             ) from exc
 
 
-def build_mcp_capability(server: McpServer) -> Capability[Any]:
-    """The run's capability for ``server`` (a fresh ``MCPToolset``: toolsets hold a connection)."""
+FRAMEWORK_TOOLS = frozenset({"load_capability", "search_tools", "final_result"})
+
+
+def build_mcp_capability(server: McpServer, *, reserved: frozenset[str] = frozenset()) -> Capability[Any]:
+    """The run's capability for ``server`` (a fresh ``MCPToolset``: toolsets hold a connection);
+    ``reserved``: tool names the run has already, which the server's tools may not take."""
     from pydantic_ai.mcp import MCPToolset  # imports fastmcp: only runs that use MCP pay for it
 
     headers = decrypt_mapping(server.headers_encrypted)
@@ -179,6 +191,10 @@ def build_mcp_capability(server: McpServer) -> Capability[Any]:
     return Capability(
         id=server.server_id,
         description=server.description,
-        toolsets=[McpServerToolset(toolset, server=server, secrets=list(headers.values()))],
+        toolsets=[
+            McpServerToolset(
+                toolset, server=server, secrets=list(headers.values()), reserved=reserved | FRAMEWORK_TOOLS
+            )
+        ],
         defer_loading=server.defer_loading,
     )

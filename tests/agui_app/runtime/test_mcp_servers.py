@@ -211,3 +211,19 @@ def test_another_tenant_cannot_see_the_server_and_bad_declarations_are_refused(
     )
     assert duplicate.status_code == 422 and "already has" in json.dumps(duplicate.json())
     assert api.patch("/api/v1/mcp-servers/orders", {"id": "renamed"}, format="json").status_code == 422
+
+
+async def test_a_server_tool_whose_name_the_run_already_has_is_left_out(declared) -> None:
+    from types import SimpleNamespace
+
+    from capabilities.mcp_servers import build_mcp_capability
+
+    server = await McpServer.objects.aget(server_id="orders")
+    capability = build_mcp_capability(server, reserved=frozenset({"add_numbers"}))
+    [toolset] = capability.toolsets
+    ctx = SimpleNamespace(active_capability_ids={"orders"}, max_retries=1)
+    try:
+        assert set(await toolset.get_tools(ctx)) == {"lookup_order"}
+        assert await toolset.get_tools(SimpleNamespace(active_capability_ids=set(), max_retries=1)) == {}
+    finally:
+        await toolset.__aexit__(None, None, None)
