@@ -1,7 +1,8 @@
 """A small MCP server (the ``mcp`` package's ``MCPServer``, Streamable HTTP) for tests, with two tools.
 
-Run as ``python -m tests.support.mcp_server PORT SECRET``: it listens on 127.0.0.1:PORT at ``/mcp`` and
-answers 401 to a request without the header ``X-Api-Secret: SECRET`` (so a test sees the header sent).
+Run as ``python -m tests.support.mcp_server PORT SECRET [sse]``: it listens on 127.0.0.1:PORT at ``/mcp``
+(or, with ``sse``, the SSE transport at ``/sse``) and answers 401 to a request without the header
+``X-Api-Secret: SECRET`` (so a test sees the header sent).
 """
 
 from __future__ import annotations
@@ -40,6 +41,5 @@ def guarded(app: Any, secret: str) -> Any:
 
 if __name__ == "__main__":
     port, secret = int(sys.argv[1]), sys.argv[2]
-    uvicorn.run(
-        guarded(server.streamable_http_app(), secret), host="127.0.0.1", port=port, log_level="warning"
-    )
+    app = server.sse_app() if sys.argv[3:] == ["sse"] else server.streamable_http_app()
+    uvicorn.run(guarded(app, secret), host="127.0.0.1", port=port, log_level="warning")

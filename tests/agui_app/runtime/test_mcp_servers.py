@@ -52,16 +52,15 @@ class McpProcess:
             self.process.wait(10)
 
 
-@pytest.fixture
-def mcp_server() -> Iterator[McpProcess]:
+def start_mcp_server(transport: str = "http") -> McpProcess:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.mcp_server", str(port), SECRET],
+        [sys.executable, "-m", "tests.support.mcp_server", str(port), SECRET, transport],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    started = McpProcess(process, f"http://127.0.0.1:{port}/mcp")
+    started = McpProcess(process, f"http://127.0.0.1:{port}/{'sse' if transport == 'sse' else 'mcp'}")
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
@@ -69,6 +68,12 @@ def mcp_server() -> Iterator[McpProcess]:
             break
         except httpx.HTTPError:
             time.sleep(0.1)
+    return started
+
+
+@pytest.fixture
+def mcp_server() -> Iterator[McpProcess]:
+    started = start_mcp_server()
     yield started
     started.stop()
 
@@ -227,3 +232,24 @@ async def test_a_server_tool_whose_name_the_run_already_has_is_left_out(declared
         assert await toolset.get_tools(SimpleNamespace(active_capability_ids=set(), max_retries=1)) == {}
     finally:
         await toolset.__aexit__(None, None, None)
+
+
+async def test_a_server_on_the_sse_transport_works_too(aclient, api, agent, settings) -> None:
+    settings.AGUI_OUTBOUND_ALLOW_PRIVATE = True
+    settings.AGUI_SECRETS_KEYS = [KEY]
+    sse = await sync_to_async(start_mcp_server)("sse")
+    try:
+        body = {"id": "orders", "description": "Orders.", "url": sse.url, "headers": {"X-Api-Secret": SECRET}}
+        assert (await sync_to_async(api.post)("/api/v1/mcp-servers", body, format="json")).status_code == 201
+        patch = await sync_to_async(api.patch)(
+            "/api/v1/agents/assistant", {"mcpServers": ["orders"]}, format="json"
+        )
+        assert patch.status_code == 200
+        _, frames, _ = await stream(
+            aclient,
+            "/api/v1/agents/assistant",
+            run_input("t-sse", [user(script(LOAD, LOOKUP, {"say": "Ok."}))]),
+        )
+        assert results(frames)[1] == DELIVERED
+    finally:
+        await sync_to_async(sse.stop)()
