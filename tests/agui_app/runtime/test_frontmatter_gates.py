@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -133,3 +134,22 @@ async def test_warn_with_puts_a_warning_in_the_instructions_while_both_are_loade
     assert warn(SimpleNamespace(active_capability_ids={"payouts"})) is None
     text = warn(SimpleNamespace(active_capability_ids={"payouts", "weather"}))
     assert text.startswith("Warning:") and "'payouts'" in text and "'weather'" in text
+
+
+async def test_discovery_declares_human_in_the_loop_for_an_agent_whose_only_gate_is_approve_all(
+    aclient, owner_tenant
+) -> None:
+    from capabilities.services.agents import agent_create
+
+    @sync_to_async
+    def agents() -> None:
+        skill_save(tenant_id=owner_tenant.pk, source=SECURITY)
+        skill_save(tenant_id=owner_tenant.pk, source=RUNBOOK)
+        agent_create(tenant_id=owner_tenant.pk, slug="guarded", skill_ids=["account-security"])
+        agent_create(tenant_id=owner_tenant.pk, slug="plain", skill_ids=["state-policy"])
+
+    await agents()
+    guarded = json.loads((await aclient.get("/api/v1/agents/guarded/capabilities")).content)
+    plain = json.loads((await aclient.get("/api/v1/agents/plain/capabilities")).content)
+    assert guarded["humanInTheLoop"]["approvals"] is True
+    assert "humanInTheLoop" not in plain
