@@ -253,3 +253,17 @@ async def test_a_server_on_the_sse_transport_works_too(aclient, api, agent, sett
         assert results(frames)[1] == DELIVERED
     finally:
         await sync_to_async(sse.stop)()
+
+
+def test_refreshing_from_admin_asks_the_server_and_records_a_failure_without_the_secret(
+    declared, mcp_server: McpProcess
+) -> None:
+    from capabilities.services.mcp_servers import mcp_server_refresh_tools
+
+    server = mcp_server_refresh_tools(server=McpServer.objects.get(server_id="orders"))
+    assert server.tool_names == ["add_numbers", "lookup_order"] and server.tools_error == ""
+
+    mcp_server.stop()
+    failed = mcp_server_refresh_tools(server=server)
+    assert failed.tool_names == ["add_numbers", "lookup_order"]  # the last known tools stay
+    assert failed.tools_error and SECRET not in failed.tools_error
