@@ -103,7 +103,7 @@ class SkillSourceForm(forms.ModelForm):
         strip=False,
         widget=monospace(30),
         help_text="Markdown with YAML frontmatter (id, description, tools, defer_loading, "
-        "requires_approval, model_settings); the body is the instructions.",
+        "requires_approval, model_settings, before_tools, escalate_with, warn_with); the body is the instructions.",
     )
     note = forms.CharField(
         required=False,
@@ -194,12 +194,13 @@ class SkillImportForm(forms.Form):
         )
         self.fields["agent"].label_from_instance = lambda agent: f"{agent.tenant} / {agent.slug}"
         self.sources: dict[str, str] = {}
+        self.resources: dict[str, str] = {}  # of Agent Skills folders in a zip
         self.skipped: list[str] = []
 
     def clean_files(self) -> list[UploadedFile]:
         uploads = self.cleaned_data["files"]
         try:
-            self.sources, self.skipped = read_bundle(uploads)
+            self.sources, self.skipped = read_bundle(uploads, resources=self.resources)
         except BundleUnreadable as exc:
             raise ValidationError(exc.problems, code="unreadable") from exc
         return uploads

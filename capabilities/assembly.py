@@ -24,11 +24,14 @@ from pydantic_ai.capabilities import Capability
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
-from capabilities.availability import SkippedSkill, offer
+from capabilities.availability import SkippedSkill, offer, offered_mcp_servers
+from capabilities.gates import Gates
 from capabilities.llm import ModelUnavailable, model_reports_reasoning, resolve_model, unavailable_model
-from capabilities.models import Agent, AgentSkill
+from capabilities.mcp_servers import build_mcp_capability
+from capabilities.models import Agent, AgentSkill, McpServer
 from capabilities.runtime import ToolDeps
 from capabilities.schemas import OUTPUT_NAME, output_validator_for
+from capabilities.tools.builtin import READ_SKILL_RESOURCE
 from capabilities.tools.registry import DEFAULT_TOOL_RETRIES, RegisteredTool, registry
 
 logger = logging.getLogger(__name__)
@@ -42,9 +45,16 @@ _TOOL_TEMPLATES: weakref.WeakKeyDictionary[Callable[..., Any], Tool[Any]] = weak
 class SkillCapability(Capability[ToolDeps]):
     """A skill as a pydantic-ai capability; its model settings apply once it is active."""
 
-    def __init__(self, *, model_settings: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        model_settings: dict[str, Any] | None = None,
+        resources: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._skill_model_settings = model_settings or None
+        self.resources = resources or {}  # Agent Skills files, for read_skill_resource
 
     def get_model_settings(self) -> Any:
         return ModelSettings(**self._skill_model_settings) if self._skill_model_settings else None
@@ -60,7 +70,10 @@ class RunAgentPlan:
     max_iterations: int
     max_execution_seconds: int
     state_schema: dict[str, Any] | None
-    skill_versions: dict[str, int | None] = field(default_factory=dict)
+    skill_versions: dict[str, int | None] = field(default_factory=dict)  # id → SkillVersion pk
+    capability_versions: dict[str, int | None] = field(
+        default_factory=dict
+    )  # id → version number (MCP: None)
     skipped: list[SkippedSkill] = field(default_factory=list)  # left out of this run, with the reason
     reasoning: bool = False  # the model reports reasoning: its REASONING_* events are declared
     # Pattern D: [{tool, argument, state_key}] of the agent and of the skills this run includes.
@@ -80,7 +93,7 @@ def run_tool(registered: RegisteredTool, *, requires_approval: bool | None = Non
     return tool
 
 
-def skill_tools(names: list[str], requires_approval: list[str]) -> list[Tool[Any]]:
+def skill_tools(names: list[str], requires_approval: list[str] | str) -> list[Tool[Any]]:
     """Run tools for a skill's names (``availability.offer`` already checked they are registered).
 
     Raises:
@@ -90,20 +103,35 @@ def skill_tools(names: list[str], requires_approval: list[str]) -> list[Tool[Any
     for name in names:
         registered = registry.get(name)
         tools.append(
-            run_tool(registered, requires_approval=registered.requires_approval or name in requires_approval)
+            run_tool(
+                registered,
+                requires_approval=registered.requires_approval
+                or requires_approval == "all"
+                or name in requires_approval,
+            )
         )
     return tools
 
 
+def run_builtins(links: list[AgentSkill]) -> list[RegisteredTool]:
+    """The built-in tools of a run: the always-on ones, and read_skill_resource when a skill has files."""
+    resources = any(link.skill.resources for link in links) and READ_SKILL_RESOURCE in registry
+    return [*registry.always_on(), *([registry.get(READ_SKILL_RESOURCE)] if resources else [])]
+
+
 def build_capability(link: AgentSkill) -> SkillCapability:
     skill = link.skill
+    tools = skill_tools(list(skill.tools), skill.requires_approval)
+    for tool in tools:  # pydantic-ai's tool search finds these; a deferred skill gates them all anyway
+        tool.defer_loading = tool.name in skill.deferred_tools
     return SkillCapability(
         id=skill.skill_id,
         description=skill.description,
         instructions=skill.instructions or None,
-        tools=skill_tools(list(skill.tools), list(skill.requires_approval)),
+        tools=tools,
         defer_loading=skill.defer_loading and not link.always_on,
         model_settings=dict(skill.model_settings or {}),
+        resources=dict(skill.resources or {}),
     )
 
 
@@ -124,6 +152,28 @@ def build_capabilities(links: list[AgentSkill]) -> tuple[list[SkillCapability], 
     return capabilities, skipped
 
 
+def build_mcp_capabilities(servers: list[McpServer], taken: set[str]) -> tuple[list[Any], list[SkippedSkill]]:
+    """Each MCP server's capability; one that cannot be built (its secret no longer decrypts) is left
+    out. ``taken``: the run's other tool names; each server's (last known) tools join them in id order."""
+    built: list[Any] = []
+    skipped: list[SkippedSkill] = []
+    for server in servers:
+        try:
+            built.append(build_mcp_capability(server, reserved=frozenset(taken)))
+            taken = taken | set(server.tool_names)
+        except Exception as exc:
+            logger.warning("MCP server %s could not be assembled: %s", server.server_id, type(exc).__name__)
+            skipped.append(
+                SkippedSkill(server.server_id, "the MCP server could not be assembled", type(exc).__name__)
+            )
+    return built, skipped
+
+
+def version_number(link: AgentSkill) -> int | None:
+    version = link.skill.current_version
+    return version.number if version is not None else None
+
+
 def output_type(agent: Agent) -> list[Any]:
     """Text, or the agent's output schema as a structured object; approvals and frontend tools
     (``DeferredToolRequests``) end a run either way."""
@@ -140,6 +190,10 @@ def assemble(agent: Agent) -> RunAgentPlan:
     capabilities, failed = build_capabilities(offered.links)
     included = {capability.id for capability in capabilities}
     links = [link for link in offered.links if link.skill.skill_id in included]
+    servers, mcp_skipped = offered_mcp_servers(agent, included)
+    gates = Gates.of([link.skill for link in links], {server.server_id for server in servers})
+    taken = {t.name for t in run_builtins(links)} | {name for link in links for name in link.skill.tools}
+    mcp_capabilities, mcp_failed = build_mcp_capabilities(servers, taken)
     try:
         model: Model = resolve_model(agent.model)
         unavailable = None
@@ -151,8 +205,8 @@ def assemble(agent: Agent) -> RunAgentPlan:
         deps_type=ToolDeps,
         output_type=output_type(agent),
         instructions=agent.instructions or None,
-        tools=[run_tool(t) for t in registry.always_on()],
-        capabilities=capabilities,
+        tools=[run_tool(t) for t in run_builtins(links)],
+        capabilities=[*capabilities, *mcp_capabilities, *([gates] if gates else [])],
         model_settings=ModelSettings(parallel_tool_calls=agent.parallel_tool_calls),
         # Unknown tool names and load_capability get the registry tools' budget, not pydantic-ai's
         # default of 1: a thread whose loaded skill was disabled may call its tool more than once
@@ -185,7 +239,11 @@ def assemble(agent: Agent) -> RunAgentPlan:
         max_execution_seconds=agent.max_execution_seconds,
         state_schema=agent.state_schema,
         skill_versions={link.skill.skill_id: link.skill.current_version_id for link in links},
-        skipped=[*offered.skipped, *failed],
+        capability_versions={
+            **{link.skill.skill_id: version_number(link) for link in links},
+            **{capability.id: None for capability in mcp_capabilities},
+        },
+        skipped=[*offered.skipped, *failed, *mcp_skipped, *mcp_failed],
         reasoning=model_reports_reasoning(agent.model),
         predict_state=[*agent.predict_state, *(e for link in links for e in link.skill.predict_state)],
     )

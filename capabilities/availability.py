@@ -17,7 +17,7 @@ import orjson
 from pydantic import ValidationError
 
 from capabilities.conflicts import ToolConflict, builtin_names
-from capabilities.models import Agent, AgentSkill, Skill
+from capabilities.models import Agent, AgentSkill, McpServer, Skill
 from capabilities.skills import SkillSpec
 from capabilities.tools.registry import registry
 
@@ -106,24 +106,21 @@ def invalid_fields(skill: Skill) -> str | None:
     """The first rule the stored parsed fields break (the instructions are not rechecked: any text runs)."""
     fields = (skill.skill_id, skill.description, skill.tools, skill.defer_loading, skill.requires_approval)
     try:
-        key = (*fields[:2], tuple(fields[2]), fields[3], tuple(fields[4]), orjson.dumps(skill.model_settings))
+        json_fields = orjson.dumps([skill.requires_approval, skill.model_settings, skill.gates])
+        key = (*fields[:2], tuple(fields[2]), fields[3], json_fields)
         hash(key)
     except (TypeError, orjson.JSONEncodeError):  # not the shapes the rules produce: check uncached
-        return _check_fields(*fields, skill.model_settings)
+        return _check_fields(*fields, skill.model_settings, skill.gates)
     return _check_fields_cached(key)
 
 
 @functools.lru_cache(maxsize=4096)
 def _check_fields_cached(key: tuple[object, ...]) -> str | None:
     # ~30 µs per skill uncached; a run of an agent with 50 skills checks them all.
-    skill_id, description, tools, defer_loading, requires_approval, settings_json = key
+    skill_id, description, tools, defer_loading, json_fields = key
+    requires_approval, model_settings, gates = orjson.loads(json_fields)
     return _check_fields(
-        skill_id,
-        description,
-        list(tools),
-        defer_loading,
-        list(requires_approval),
-        orjson.loads(settings_json),
+        skill_id, description, list(tools), defer_loading, requires_approval, model_settings, gates
     )
 
 
@@ -134,6 +131,7 @@ def _check_fields(
     defer_loading: object,
     requires_approval: object,
     model_settings: object,
+    gates: object,
 ) -> str | None:
     try:
         SkillSpec(
@@ -143,6 +141,7 @@ def _check_fields(
             defer_loading=defer_loading,
             requires_approval=requires_approval,
             model_settings=model_settings,
+            **(gates if isinstance(gates, dict) else {"before_tools": gates}),
         )
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
@@ -161,3 +160,19 @@ def skill_problems(agents: Iterable[Agent]) -> dict[int, list[str]]:
             message = f"left out of runs of agent {agent.slug!r}: {skipped.explanation}"
             problems.setdefault(links[skipped.skill_id], []).append(message)
     return problems
+
+
+def offered_mcp_servers(agent: Agent, skill_ids: set[str]) -> tuple[list[McpServer], list[SkippedSkill]]:
+    """The agent's enabled MCP servers a run gets (``mcp_servers`` prefetched), in id order, and those
+    left out: one whose id is also a skill's of the agent (capability ids are unique within a run)."""
+    servers: list[McpServer] = []
+    skipped: list[SkippedSkill] = []
+    for server in sorted(agent.mcp_servers.all(), key=lambda s: s.server_id):
+        if not server.enabled or server.tenant_id != agent.tenant_id:
+            continue
+        if server.server_id in skill_ids:
+            reason = f"MCP server {server.server_id!r} has the id of a skill of this agent; rename one"
+            skipped.append(SkippedSkill(server.server_id, reason))
+            continue
+        servers.append(server)
+    return servers, skipped

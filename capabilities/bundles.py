@@ -13,6 +13,8 @@ from typing import Protocol
 
 from django.conf import settings
 
+from capabilities.skills.agent_skills import SKILL_FILE
+
 
 class Upload(Protocol):
     """An uploaded file, readable and seekable (Django's ``UploadedFile`` is one)."""
@@ -34,8 +36,14 @@ class BundleUnreadable(ValueError):
         self.problems = problems
 
 
-def read_bundle(uploads: list[Upload]) -> tuple[dict[str, str], list[str]]:
+def read_bundle(
+    uploads: list[Upload], *, resources: dict[str, str] | None = None
+) -> tuple[dict[str, str], list[str]]:
     """The skill files among ``uploads`` (``.md`` files, and the ``.md`` members of ``.zip`` files).
+
+    ``resources``: when given, the other members of a zip that holds an Agent Skills folder (a
+    ``SKILL.md``) are read into it (member name → text) instead of skipped — text files only, at most
+    ``AGUI_SKILL_RESOURCE_MAX_BYTES`` each; they count towards the upload's byte limit.
 
     Returns (filename → source, names of skipped zip members). Raises:
         BundleUnreadable: a file is not .md/.zip, not UTF-8, a broken zip, a name used twice, or too much.
@@ -75,11 +83,13 @@ def read_bundle(uploads: list[Upload]) -> tuple[dict[str, str], list[str]]:
                         )
                     for member in members:
                         path = PurePosixPath(member.filename)
-                        if (
-                            path.suffix.lower() != ".md"
-                            or path.name.startswith(".")
-                            or "__MACOSX" in path.parts
-                        ):
+                        hidden = path.name.startswith(".") or "__MACOSX" in path.parts
+                        if not hidden and resources is not None and path.suffix.lower() != ".md":
+                            if any(m.filename.endswith(SKILL_FILE) for m in members):
+                                if (problem := add_resource(resources, member, archive)) is not None:
+                                    skipped.append(f"{name}/{member.filename} ({problem})")
+                                continue
+                        if path.suffix.lower() != ".md" or hidden:
                             skipped.append(f"{name}/{member.filename}")
                             continue
                         add(member.filename, archive.read(member))
@@ -100,3 +110,18 @@ def read_bundle(uploads: list[Upload]) -> tuple[dict[str, str], list[str]]:
     if problems:
         raise BundleUnreadable(problems)
     return files, skipped
+
+
+def add_resource(resources: dict[str, str], member: zipfile.ZipInfo, archive: zipfile.ZipFile) -> str | None:
+    """Read one resource member into ``resources``; returns why it was left out, or None."""
+    if member.file_size > settings.AGUI_SKILL_RESOURCE_MAX_BYTES:
+        return f"larger than {settings.AGUI_SKILL_RESOURCE_MAX_BYTES} bytes"
+    data = archive.read(member)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8 text; only text resources are imported"
+    if "\x00" in text:
+        return "binary; only text resources are imported"
+    resources[member.filename] = text
+    return None

@@ -37,6 +37,7 @@ def check_skill_tools(app_configs: Any = None, databases: Any = None, **kwargs: 
                 "defer_loading",
                 "requires_approval",
                 "model_settings",
+                "gates",
                 "tenant__slug",
             )
         )

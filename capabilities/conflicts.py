@@ -46,7 +46,7 @@ class ToolConflict:
 
 def builtin_names() -> frozenset[str]:
     """The tools every agent has (``update_state`` …), which no skill may list again."""
-    return frozenset(tool.name for tool in registry.always_on())
+    return frozenset(tool.name for tool in registry.always_on()) | {"read_skill_resource"}
 
 
 def tool_conflicts(

@@ -31,7 +31,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCalls
 from pydantic_ai.tools import ToolDefinition
 
 from capabilities.demo_calls import streamed_call, tool_call
@@ -80,10 +80,6 @@ class ScriptStep(BaseModel):
 class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
     agui_script: list[ScriptStep]
-
-
-def build_demo_model() -> FunctionModel:
-    return FunctionModel(stream_function=demo_stream, model_name="demo")
 
 
 @dataclass

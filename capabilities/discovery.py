@@ -3,7 +3,8 @@
 Admins declare the parts the server cannot know (``capabilities.declarations``: identity,
 multimodal, custom …, and output/reasoning/multiAgent only where they hold). The server derives the
 rest from its running configuration: transport, state, tools, humanInTheLoop, execution and
-``custom.onDemandCapabilities``. Skills and tools are those a run really gets
+``custom.onDemandCapabilities``. MCP servers are listed like deferred skills; their tools (as last
+discovered from the server) count as callable where the thread loaded the server. Skills and tools are those a run really gets
 (``capabilities.availability``: a skill left out of runs is left out here too). Built on every
 request from the database and the tool registry, so an edit shows on the next call.
 """
@@ -17,7 +18,8 @@ import orjson
 from ag_ui.core import AgentCapabilities, Tool
 from django.conf import settings
 
-from capabilities.availability import offer
+from capabilities.assembly import run_builtins
+from capabilities.availability import offer, offered_mcp_servers
 from capabilities.declarations import RuntimeFacts, declared_that_hold
 from capabilities.models import Agent
 from capabilities.tools.registry import RegisteredTool, registry
@@ -58,8 +60,9 @@ def capabilities_document(
     now); ``None`` for the agent-level document.
     """
     links = offer(agent).links
+    offered_ids = {link.skill.skill_id for link in links}
     loaded = loaded or set()
-    callable_tools: dict[str, RegisteredTool] = {t.name: t for t in registry.always_on()}
+    callable_tools: dict[str, RegisteredTool] = {t.name: t for t in run_builtins(links)}
     approval = False
     catalog = []
     deferred_any = False
@@ -67,7 +70,9 @@ def capabilities_document(
         skill = link.skill
         deferred = skill.defer_loading and not link.always_on
         tools = [registry.get(name) for name in skill.tools if name in registry]
-        if any(t.requires_approval or t.name in skill.requires_approval for t in tools):
+        if any(t.requires_approval or skill.needs_approval(t.name) for t in tools):
+            approval = True
+        if skill.approves_all or set(skill.escalate_with) & offered_ids:  # capabilities.gates pause calls
             approval = True
         if deferred:
             deferred_any = True
@@ -75,8 +80,24 @@ def capabilities_document(
                 {"id": skill.skill_id, "description": skill.description, "loaded": skill.skill_id in loaded}
             )
         if not deferred or skill.skill_id in loaded:
-            callable_tools.update({t.name: t for t in tools})
+            searchable = set(skill.deferred_tools) if not deferred else set()  # found by search_tools
+            callable_tools.update({t.name: t for t in tools if t.name not in searchable})
     items = [tool_item(t) for _, t in sorted(callable_tools.items())]
+    for server in offered_mcp_servers(agent, offered_ids)[0]:  # tools: the last ones discovered
+        if server.defer_loading:
+            deferred_any = True
+            catalog.append(
+                {
+                    "id": server.server_id,
+                    "description": server.description,
+                    "loaded": server.server_id in loaded,
+                }
+            )
+        if not server.defer_loading or server.server_id in loaded:
+            items += [
+                Tool(name=t["name"], description=t["description"], parameters=t["parameters"])
+                for t in server.tools_cache
+            ]
     if deferred_any:
         items.insert(0, LOAD_CAPABILITY_TOOL)
     # Only declarable parts that hold: a derived key or a false claim that reached the row without

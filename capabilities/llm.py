@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model, infer_model, infer_model_profile
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
+from pydantic_ai.native_tools import AbstractNativeTool
 
-from capabilities.demo_model import build_demo_model
+from capabilities.demo_model import demo_stream
 
 DEMO = "demo"
 
@@ -62,3 +63,18 @@ def model_reports_reasoning(model_id: str) -> bool:
     except Exception:  # an id pydantic-ai cannot even parse: it cannot run either
         return False
     return bool(profile.get("supports_thinking") or profile.get("thinking_always_enabled"))
+
+
+class DemoModel(FunctionModel):
+    """The ``demo`` model (``capabilities.demo_model``). It claims every native tool but tool search
+    (by ``kind``: 2.68 exports no class for it), so deferred tools (``defer: true``) are found with
+    pydantic-ai's local ``search_tools``, which a script can call."""
+
+    @classmethod
+    def supported_native_tools(cls) -> frozenset[type[AbstractNativeTool]]:
+        native = super().supported_native_tools()
+        return frozenset(t for t in native if getattr(t, "kind", "") != "tool_search")
+
+
+def build_demo_model() -> FunctionModel:
+    return DemoModel(stream_function=demo_stream, model_name="demo")

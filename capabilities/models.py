@@ -40,6 +40,7 @@ class Agent(models.Model):
     )
     instructions = models.TextField(blank=True)
     skills = models.ManyToManyField("capabilities.Skill", through="capabilities.AgentSkill", blank=True)
+    mcp_servers = models.ManyToManyField("capabilities.McpServer", blank=True, related_name="agents")
     declared_capabilities = models.JSONField(
         default=dict,
         blank=True,
@@ -94,6 +95,10 @@ class Agent(models.Model):
         return sorted(link.skill.skill_id for link in self.agent_skills.all())
 
     @property
+    def mcp_server_ids(self) -> list[str]:
+        return sorted(server.server_id for server in self.mcp_servers.all())
+
+    @property
     def always_on_ids(self) -> list[str]:
         return sorted(link.skill.skill_id for link in self.agent_skills.all() if link.always_on)
 
@@ -107,7 +112,13 @@ class Skill(models.Model):
     source = models.TextField(help_text="Markdown with YAML frontmatter.")
     instructions = models.TextField(blank=True)
     tools = models.JSONField(default=list, blank=True)
-    requires_approval = models.JSONField(default=list, blank=True)
+    requires_approval = models.JSONField(default=list, blank=True, help_text='Tool names, or "all".')
+    gates = models.JSONField(
+        default=dict, blank=True, help_text="before_tools, escalate_with, warn_with (capabilities.gates)."
+    )
+    resources = models.JSONField(
+        default=dict, blank=True, help_text="Agent Skills resource files: path → text (read_skill_resource)."
+    )
     model_settings = models.JSONField(default=dict, blank=True)
     predict_state = models.JSONField(default=list, blank=True)
     defer_loading = models.BooleanField(default=True)
@@ -126,6 +137,32 @@ class Skill(models.Model):
 
     def __str__(self) -> str:
         return self.skill_id
+
+    @property
+    def approves_all(self) -> bool:
+        """``requires_approval: all``: once loaded, every tool call of the run pauses for a human."""
+        return self.requires_approval == "all"
+
+    @property
+    def before_tools(self) -> list[str]:
+        return list(self.gates.get("before_tools", []))
+
+    @property
+    def escalate_with(self) -> list[str]:
+        return list(self.gates.get("escalate_with", []))
+
+    @property
+    def deferred_tools(self) -> list[str]:
+        """Tools marked ``defer: true``: found through tool search, not listed (always-on skills only)."""
+        return list(self.gates.get("deferred_tools", []))
+
+    @property
+    def warn_with(self) -> list[str]:
+        return list(self.gates.get("warn_with", []))
+
+    def needs_approval(self, tool: str) -> bool:
+        """Whether this skill's frontmatter makes a call of its own tool ``tool`` pause."""
+        return self.approves_all or tool in (self.requires_approval or [])
 
 
 class SkillVersion(models.Model):
@@ -163,3 +200,45 @@ class AgentSkill(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent.slug} → {self.skill.skill_id}"
+
+
+class McpServer(models.Model):
+    """A tenant's MCP server (Streamable HTTP), offered to its agents as an on-demand capability.
+
+    ``server_id`` is the capability id: stable, since a thread's history names what it loaded by id.
+    Header values are secrets: stored encrypted (``capabilities.secrets``), never shown back; only
+    their names are. ``tools_cache`` holds the tool definitions last discovered from the server.
+    """
+
+    tenant = models.ForeignKey("agui_app.Tenant", on_delete=models.CASCADE, related_name="mcp_servers")
+    server_id = models.CharField(max_length=64, validators=[RegexValidator(SKILL_ID_PATTERN)])
+    description = models.CharField(max_length=300, help_text="The catalog line the model reads.")
+    url = models.URLField(max_length=2000, help_text="The server's Streamable HTTP endpoint.")
+    headers_encrypted = models.TextField(blank=True, editable=False)
+    header_names = models.JSONField(default=list, blank=True, editable=False)
+    defer_loading = models.BooleanField(default=True)
+    allowed_tools = models.JSONField(
+        null=True, blank=True, help_text="Only these tools of the server (empty: all of them)."
+    )
+    connect_timeout_seconds = models.FloatField(default=10.0)
+    call_timeout_seconds = models.FloatField(default=60.0)
+    enabled = models.BooleanField(default=True)
+    tools_cache = models.JSONField(default=list, blank=True, editable=False)
+    tools_cached_at = models.DateTimeField(null=True, blank=True, editable=False)
+    tools_error = models.CharField(max_length=500, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "server_id"], name="mcp_server_unique_id_per_tenant")
+        ]
+        ordering = ["server_id"]
+        verbose_name = "MCP server"
+
+    def __str__(self) -> str:
+        return self.server_id
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [tool["name"] for tool in self.tools_cache]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
-from capabilities.availability import offer
-from capabilities.models import Agent, AgentSkill, Skill, SkillVersion
+from capabilities.availability import offer, offered_mcp_servers
+from capabilities.models import Agent, AgentSkill, McpServer, Skill, SkillVersion
 
 
 def agents_for_tenant(tenant_id: int, *, with_skills: bool = False) -> QuerySet[Agent]:
@@ -15,10 +15,11 @@ def agents_for_tenant(tenant_id: int, *, with_skills: bool = False) -> QuerySet[
             Prefetch(
                 "agent_skills",
                 # The Markdown source is not needed to run or describe an agent (the parsed fields are).
-                queryset=AgentSkill.objects.select_related("skill")
-                .defer("skill__source")
+                queryset=AgentSkill.objects.select_related("skill", "skill__current_version")
+                .defer("skill__source", "skill__current_version__source")
                 .order_by("skill__skill_id"),
-            )
+            ),
+            "mcp_servers",
         )
     return agents
 
@@ -42,7 +43,18 @@ def skill_versions(skill: Skill) -> QuerySet[SkillVersion]:
 
 
 def enabled_skill_ids(agent: Agent) -> set[str]:
-    """Ids of the skills a run of the agent gets right now: enabled, and not left out
-    (``capabilities.availability``)."""
+    """Ids of the capabilities (skills, MCP servers) a run of the agent gets right now: enabled, and
+    not left out (``capabilities.availability``)."""
     loaded = agent_for_tenant(agent.tenant_id, agent.slug)
-    return offer(loaded).skill_ids if loaded is not None else set()
+    if loaded is None:
+        return set()
+    skill_ids = offer(loaded).skill_ids
+    return skill_ids | {server.server_id for server in offered_mcp_servers(loaded, skill_ids)[0]}
+
+
+def mcp_servers_for_tenant(tenant_id: int) -> QuerySet[McpServer]:
+    return McpServer.objects.filter(tenant_id=tenant_id).order_by("server_id")
+
+
+def mcp_server_for_tenant(tenant_id: int, server_id: str) -> McpServer | None:
+    return mcp_servers_for_tenant(tenant_id).filter(server_id=server_id).first()

@@ -298,6 +298,10 @@ AGUI_SKILL_MAX_BODY_CHARS = env_int("AGUI_SKILL_MAX_BODY_CHARS", 20000)
 AGUI_SKILL_MAX_SOURCE_CHARS = env_int("AGUI_SKILL_MAX_SOURCE_CHARS", 64 * 1024)  # a whole skill file
 AGUI_SKILL_IMPORT_MAX_FILES = env_int("AGUI_SKILL_IMPORT_MAX_FILES", 500)
 AGUI_SKILL_IMPORT_MAX_BYTES = env_int("AGUI_SKILL_IMPORT_MAX_BYTES", 10 * 1024 * 1024)  # uncompressed
+AGUI_SKILL_RESOURCE_MAX_BYTES = env_int("AGUI_SKILL_RESOURCE_MAX_BYTES", 256 * 1024)  # one Agent Skills file
+# Keys (Fernet, comma-separated, newest first) that encrypt MCP header secrets; unset: derived from SECRET_KEY.
+AGUI_SECRETS_KEYS = env_list("AGUI_SECRETS_KEYS", [])
+AGUI_MCP_TOOLS_TTL_SECONDS = env_int("AGUI_MCP_TOOLS_TTL_SECONDS", 300)  # tools discovered from a server
 AGUI_REGISTRY_MAX_BODY_BYTES = env_int("AGUI_REGISTRY_MAX_BODY_BYTES", 1024 * 1024)  # agent/skill JSON
 AGUI_SCHEMA_MAX_BYTES = env_int("AGUI_SCHEMA_MAX_BYTES", 64 * 1024)  # state and output JSON Schemas
 AGUI_WEBSOCKET_ENABLED = env_bool("AGUI_WEBSOCKET_ENABLED", True)

@@ -40,6 +40,8 @@ from ag_ui.core import (
 
 TERMINAL_TYPES = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 # Our CUSTOM events are namespaced, so they never collide with pydantic-ai's or a client's names.
+TOOL_CALL_DECISION = "agui.tool_call_decision"
+TOOL_CALL_AUDIT = "agui.tool_call_audit"  # agui_app.runtime.audit
 CAPABILITY_SKIPPED = "agui.capability_skipped"
 RUN_ROLLED_BACK = "agui.run_rolled_back"
 
@@ -142,6 +144,17 @@ def capability_skipped(*, capability_id: str, reason: str) -> PendingEvent:
     """``CUSTOM agui.capability_skipped {"id", "reason"}``: a skill of the agent this run leaves out
     (the run goes on without it). ``reason`` names only the tenant's own configuration."""
     return encode(CustomEvent(name=CAPABILITY_SKIPPED, value={"id": capability_id, "reason": reason}))
+
+
+def tool_call_decision(
+    *, tool_call_id: str, decision: str, decided_by: str, reason: str | None
+) -> PendingEvent:
+    """``CUSTOM agui.tool_call_decision {"toolCallId", "decision": approved|denied|cancelled,
+    "decidedBy", "reason"?}``: a human's answer to an approval interrupt, logged as the resumed run starts."""
+    value = {"toolCallId": tool_call_id, "decision": decision, "decidedBy": decided_by}
+    return encode(
+        CustomEvent(name=TOOL_CALL_DECISION, value={**value, **({"reason": reason} if reason else {})})
+    )
 
 
 def messages_snapshot(messages: Sequence[Message]) -> PendingEvent:

@@ -40,7 +40,13 @@ async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunA
     require_a_turn(run_input)
     admission = await admit(principal=principal, agent=agent, run_input=run_input)
     if admission.run.status == RunStatus.RUNNING:
-        await start_run(admission=admission, agent=agent, tenant=principal.tenant, run_input=run_input)
+        await start_run(
+            admission=admission,
+            agent=agent,
+            tenant=principal.tenant,
+            run_input=run_input,
+            decided_by=f"user:{principal.user}" if principal.user else principal.credential,
+        )
     else:  # queued: the thread may have become free meanwhile (nothing happens if it is busy)
         await start_next_queued(admission.thread.pk)
     return admission

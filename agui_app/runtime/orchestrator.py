@@ -25,10 +25,18 @@ from pydantic_ai.usage import UsageLimits
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
-from agui_app.events.shape import PendingEvent, capability_skipped, encode, messages_snapshot, run_started
+from agui_app.events.shape import (
+    PendingEvent,
+    capability_skipped,
+    encode,
+    messages_snapshot,
+    run_started,
+    tool_call_decision,
+)
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime import supervisor as supervisors
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
+from agui_app.runtime.audit import ToolCallAudit, resume_decisions
 from agui_app.runtime.predictive import PredictiveState
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
 from agui_app.runtime.supervisor import RunHandle, get_supervisor
@@ -51,15 +59,17 @@ REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONI
 
 
 async def start_run(
-    *, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput
+    *, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput, decided_by: str = ""
 ) -> RunHandle:
-    """Start the run as a task of this process and return its handle (it outlives the request)."""
+    """Start the run as a task of this process and return its handle (it outlives the request).
+    ``decided_by``: who sent the input, recorded with the approvals it answers (``audit``)."""
     supervisor = await get_supervisor()
     handle = RunHandle(
         thread_key=str(admission.thread.pk), run_pk=admission.run.pk, run_id=admission.run.run_id
     )
     supervisor.register(handle)
     run = RunExecution(admission=admission, agent=agent, tenant=tenant, run_input=run_input, handle=handle)
+    run.decided_by = decided_by
 
     async def execute() -> None:
         try:
@@ -129,6 +139,8 @@ class RunExecution:
         self.meter = UsageMeter()
         self.predictive: PredictiveState | None = None
         self.partial: list[ModelMessage] | None = None  # what a cancelled run did, for the history
+        self.audit = ToolCallAudit()
+        self.decided_by = ""
 
     async def on_cancelled(self, cancelled: RunCancelled) -> None:
         self.partial = cancelled.new_messages()
@@ -169,6 +181,7 @@ class RunExecution:
             is_private=lambda key: key in self.gateway.private_keys,
             per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
         )
+        self.audit.versions = plan.capability_versions
         for skipped in plan.skipped:
             logger.warning(
                 "run %s: skill %r left out (tenant %r, agent %r): %s",
@@ -210,7 +223,7 @@ class RunExecution:
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
             instructions=state_instructions,
-            capabilities=[StateSync(self.gateway), self.meter],
+            capabilities=[StateSync(self.gateway), self.meter, self.audit],
             on_cancel=self.on_cancelled,
         )
 
@@ -222,6 +235,8 @@ class RunExecution:
                 await self.writer.add(
                     capability_skipped(capability_id=skipped.skill_id, reason=skipped.reason)
                 )
+            for decision in resume_decisions(self.run_input, self.decided_by):
+                await self.writer.add(tool_call_decision(**decision))
             self.started = True
             return
         if not self.reasoning and event.type in REASONING_TYPES:
@@ -238,6 +253,8 @@ class RunExecution:
             for predicted in self.predictive.observe(event):
                 await self.writer.add(encode(predicted))
         await self.writer.add(encode(event))
+        if (audit := self.audit.follow_up(event)) is not None:
+            await self.writer.add(encode(audit))
 
     async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
         """Log the terminal event and record the run's end in one transaction."""

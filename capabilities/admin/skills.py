@@ -79,7 +79,14 @@ class SkillAdmin(TenantScopedAdmin):
     list_select_related = ["tenant", "current_version"]
     search_fields = ["skill_id", "description"]
     actions = ["enable_skills", "disable_skills", "export_zip"]
-    parsed_fields = ["description", "tool_list", "defer_loading", "requires_approval", "model_settings"]
+    parsed_fields = [
+        "description",
+        "tool_list",
+        "defer_loading",
+        "requires_approval",
+        "model_settings",
+        "gates",
+    ]
 
     def get_list_display(self, request: HttpRequest) -> list[str]:
         columns = list(super().get_list_display(request))
@@ -170,7 +177,7 @@ class SkillAdmin(TenantScopedAdmin):
                     "name": name,
                     "description": registered.description,
                     "schema": json.dumps(registered.parameters_schema, indent=2, ensure_ascii=False),
-                    "approval": registered.requires_approval or name in obj.requires_approval,
+                    "approval": registered.requires_approval or obj.needs_approval(name),
                 }
             )
         return render_to_string(
@@ -295,6 +302,7 @@ class SkillAdmin(TenantScopedAdmin):
                 saved = skill_import_bundle(
                     tenant_id=form.cleaned_data["tenant"].pk,
                     files=form.sources,
+                    resources=form.resources,
                     agent=form.cleaned_data["agent"],
                     user=request.user,
                 )

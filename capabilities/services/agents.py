@@ -151,6 +151,7 @@ def agent_create(
     slug: str,
     skill_ids: Sequence[str] = (),
     always_on_ids: Sequence[str] = (),
+    mcp_server_ids: Sequence[str] = (),
     **fields: Any,
 ) -> Agent:
     """A new agent offering the skills ``skill_ids`` (``always_on_ids`` of them active from the start).
@@ -169,6 +170,8 @@ def agent_create(
     AgentSkill.objects.bulk_create(
         [AgentSkill(agent=agent, skill=skill, always_on=skill.skill_id in always_on_ids) for skill in chosen]
     )
+    if mcp_server_ids:
+        set_mcp_servers(agent, mcp_server_ids)
     return agent
 
 
@@ -178,6 +181,7 @@ def agent_update(
     agent: Agent,
     skill_ids: Sequence[str] | None = None,
     always_on_ids: Sequence[str] | None = None,
+    mcp_server_ids: Sequence[str] | None = None,
     **fields: Any,
 ) -> Agent:
     """Change the given fields; ``skill_ids`` replaces the set of skills (their always-on flags kept
@@ -202,10 +206,22 @@ def agent_update(
             AgentSkill.objects.update_or_create(
                 agent=agent, skill=skill, defaults={"always_on": skill.skill_id in on}
             )
+    if mcp_server_ids is not None or skill_ids is not None:
+        set_mcp_servers(agent, agent.mcp_server_ids if mcp_server_ids is None else mcp_server_ids)
     for name, value in clean.items():
         setattr(agent, name, value)
     agent.save(update_fields=[*clean, "updated_at"])
     return agent
+
+
+def set_mcp_servers(agent: Agent, server_ids: Sequence[str]) -> None:
+    """Raises AgentRejected (field ``mcp_server_ids``)."""
+    from capabilities.services.mcp_servers import McpServerRejected, agent_set_mcp_servers
+
+    try:
+        agent_set_mcp_servers(agent=agent, server_ids=server_ids)
+    except McpServerRejected as exc:
+        raise AgentRejected(exc.errors) from exc
 
 
 def agent_delete(*, agent: Agent) -> None:

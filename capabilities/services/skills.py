@@ -29,6 +29,8 @@ from capabilities.skills import (
     skill_lines,
     source_sha256,
 )
+from capabilities.skills.agent_skills import is_agent_skill, split_bundle, to_skill_source
+from capabilities.skills.spec import GATE_KEYS
 from capabilities.tools.registry import registry
 
 
@@ -169,7 +171,11 @@ def apply_spec(skill: Skill, spec: SkillSpec, source: str) -> None:
     skill.description = spec.description
     skill.instructions = spec.instructions
     skill.tools = list(spec.tools)
-    skill.requires_approval = list(spec.requires_approval)
+    skill.requires_approval = (
+        spec.requires_approval if spec.requires_approval == "all" else list(spec.requires_approval)
+    )
+    stored = (*GATE_KEYS, "deferred_tools")
+    skill.gates = {key: list(getattr(spec, key)) for key in stored if getattr(spec, key)}
     skill.model_settings = dict(spec.model_settings)
     skill.predict_state = [dict(entry) for entry in spec.predict_state]
     skill.defer_loading = spec.defer_loading
@@ -182,14 +188,29 @@ def skill_import_bundle(
     agent: Agent | None = None,
     user: Any = None,
     note: str = "imported",
+    resources: Mapping[str, str] | None = None,
 ) -> list[SavedSkill]:
     """Validate every file, then import all of them (or none) and attach them to ``agent``. Each new
     version's note is ``"<note> <filename>"``.
+
+    Agent Skills folders: a ``<folder>/SKILL.md`` is read as a skill (``name`` → id), and the other
+    files under its folder (``.md`` in ``files``, the rest in ``resources``) become its resources,
+    replacing the ones it had (``capabilities.skills.agent_skills``).
 
     Raises:
         SkillRejected: listing every failing file, line and field, a duplicate id across files, or a
             tool-name conflict the bundle would create in any agent (``agent`` included).
     """
+    files, owned = split_bundle(files, resources or {})
+    files = {name: to_skill_source(text) if is_agent_skill(name) else text for name, text in files.items()}
+    too_big = [
+        SkillParseError(f"the resource is larger than {limit} characters", filename=f"{skill}: {path}")
+        for skill, texts in owned.items()
+        for path, text in texts.items()
+        if len(text) > (limit := settings.AGUI_SKILL_RESOURCE_MAX_BYTES)
+    ]
+    if too_big:
+        raise SkillRejected(too_big)
     try:
         specs = parse_skill_files(
             files, known_tools=registry.names(), max_body_chars=settings.AGUI_SKILL_MAX_BODY_CHARS
@@ -217,6 +238,9 @@ def skill_import_bundle(
                 for error in exc.errors:
                     error.filename = name
                 raise
+            if name in owned and result.skill.resources != owned[name]:
+                result.skill.resources = owned[name]
+                result.skill.save(update_fields=["resources", "updated_at"])
             saved.append(result)
             if agent is not None:
                 AgentSkill.objects.get_or_create(agent=agent, skill=result.skill)

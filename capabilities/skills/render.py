@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from capabilities.skills.spec import DELIMITER, NO_WRAP, SkillSpec
+from capabilities.skills.spec import DELIMITER, GATE_KEYS, NO_WRAP, SkillSpec
 
 
 class _Dumper(yaml.SafeDumper):
@@ -31,7 +31,7 @@ def render_skill(spec: SkillSpec) -> str:
     required ``id`` and ``description``). ``parse_skill(render_skill(spec)) == spec`` always holds."""
     data: dict[str, Any] = {"id": spec.id, "description": spec.description}
     if spec.tools:
-        data["tools"] = spec.tools
+        data["tools"] = [{"name": t, "defer": True} if t in spec.deferred_tools else t for t in spec.tools]
     if not spec.defer_loading:
         data["defer_loading"] = False
     if spec.requires_approval:
@@ -40,6 +40,7 @@ def render_skill(spec: SkillSpec) -> str:
         data["model_settings"] = spec.model_settings
     if spec.predict_state:
         data["predict_state"] = spec.predict_state
+    data.update({key: getattr(spec, key) for key in GATE_KEYS if getattr(spec, key)})
     options = {"sort_keys": False, "allow_unicode": True, "default_flow_style": None, "width": NO_WRAP}
     frontmatter = yaml.dump(data, Dumper=_Dumper, **options)
     body = f"{spec.instructions}\n" if spec.instructions else ""

@@ -11,9 +11,9 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic_ai.settings import ModelSettings
 
 # Copies of capabilities.models.SKILL_ID_PATTERN and capabilities.tools.registry.TOOL_NAME_RE: importing
@@ -24,6 +24,10 @@ MAX_DESCRIPTION_CHARS = 300
 # Ids that would read as the registry API's own paths (``/api/v1/skills/validate`` …).
 RESERVED_SKILL_IDS = frozenset({"validate", "import", "export"})
 DELIMITER = "---"
+# Gates and hooks (capabilities.gates): tools that bounce until this skill is loaded, and capability
+# ids whose joint activity with this skill needs approval of every tool call, or a warning.
+GATE_KEYS = ("before_tools", "escalate_with", "warn_with")
+APPROVE_ALL = "all"  # ``requires_approval: all``: once loaded, every tool call of the run pauses
 # The frontmatter keys, in the order render_skill writes them. The body becomes ``instructions``.
 FRONTMATTER_KEYS = (
     "id",
@@ -33,6 +37,7 @@ FRONTMATTER_KEYS = (
     "requires_approval",
     "model_settings",
     "predict_state",
+    *GATE_KEYS,
 )
 REQUIRED_KEYS = ("id", "description")
 MODEL_SETTINGS_KEYS = frozenset(ModelSettings.__annotations__)
@@ -121,7 +126,8 @@ def _tool_names(value: Any) -> list[str]:
     names: list[str] = []
     for index, name in enumerate(value):
         if not isinstance(name, str):
-            raise FieldError(f"entry {index + 1} must be a tool name, not {describe(name)}", index)
+            hint = " or {name: <tool>, defer: true}" if isinstance(name, dict) else ""
+            raise FieldError(f"entry {index + 1} must be a tool name{hint}, not {describe(name)}", index)
         if not re.fullmatch(TOOL_NAME_PATTERN, name):
             raise FieldError(f"{name!r} is not a valid tool name (it must match {TOOL_NAME_PATTERN})", index)
         if name in names:
@@ -182,10 +188,35 @@ class SkillSpec(BaseModel):
     description: str
     tools: list[str] = Field(default_factory=list)
     defer_loading: bool = True
-    requires_approval: list[str] = Field(default_factory=list)
+    requires_approval: list[str] | Literal["all"] = Field(default_factory=list)
     model_settings: dict[str, Any] = Field(default_factory=dict)
     predict_state: list[dict[str, str]] = Field(default_factory=list)
+    before_tools: list[str] = Field(default_factory=list)
+    escalate_with: list[str] = Field(default_factory=list)
+    warn_with: list[str] = Field(default_factory=list)
+    deferred_tools: list[str] = Field(default_factory=list)  # ``tools`` entries {name: …, defer: true}
     instructions: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_deferred_tools(cls, data: Any) -> Any:
+        """``tools: [a, {name: b, defer: true}]`` → tools [a, b], deferred_tools [b] (tool search).
+        A malformed entry stays in ``tools``, whose validator names its line."""
+        tools = data.get("tools") if isinstance(data, dict) else None
+        if not isinstance(tools, list) or not any(isinstance(entry, dict) for entry in tools):
+            return data
+        deferred = [
+            e["name"]
+            for e in tools
+            if isinstance(e, dict) and set(e) == {"name", "defer"} and e["defer"] is True
+        ]
+        names = [
+            e["name"]
+            if isinstance(e, dict) and set(e) == {"name", "defer"} and isinstance(e["defer"], bool)
+            else e
+            for e in tools
+        ]
+        return {**data, "tools": names, "deferred_tools": [*data.get("deferred_tools", []), *deferred]}
 
     @field_validator("id", mode="before")
     @classmethod
@@ -216,10 +247,18 @@ class SkillSpec(BaseModel):
             raise ValueError(f"must be true or false, not {describe(value)}")
         return value
 
-    @field_validator("tools", "requires_approval", mode="before")
+    @field_validator("tools", "requires_approval", "before_tools", mode="before")
     @classmethod
-    def _check_tool_lists(cls, value: Any, info: ValidationInfo) -> list[str]:
+    def _check_tool_lists(cls, value: Any, info: ValidationInfo) -> list[str] | str:
+        if info.field_name == "requires_approval" and isinstance(value, str):
+            if value == APPROVE_ALL:
+                return value
+            raise ValueError(f"must be 'all' or a list of this skill's tools, not the string {value!r}")
         names = _tool_names(value)
+        own = info.data.get("tools", [])
+        if info.field_name == "before_tools" and (clash := next((n for n in names if n in own), None)):
+            message = f"{clash!r} is this skill's own tool (hidden until it is loaded anyway); name others"
+            raise FieldError(message, names.index(clash))
         # "tools" is missing from info.data when it failed; that error is the one reported.
         if info.field_name == "requires_approval" and "tools" in info.data:
             for index, name in enumerate(names):
@@ -228,6 +267,20 @@ class SkillSpec(BaseModel):
                         f"{name!r} is not one of this skill's tools; add it to 'tools' too", index
                     )
         return names
+
+    @field_validator("escalate_with", "warn_with", mode="before")
+    @classmethod
+    def _check_capability_ids(cls, value: Any, info: ValidationInfo) -> list[str]:
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"must be a list of capability ids such as [refunds], not {describe(value)}")
+        for index, name in enumerate(value):
+            if not isinstance(name, str) or not re.fullmatch(SKILL_ID_PATTERN, name):
+                raise FieldError(
+                    f"entry {index + 1} must be a capability id matching {SKILL_ID_PATTERN}", index
+                )
+            if name == info.data.get("id") or name in value[:index]:
+                raise FieldError(f"{name!r} is this skill itself or listed twice", index)
+        return list(value)
 
     @field_validator("model_settings", mode="before")
     @classmethod

@@ -62,6 +62,9 @@ class AgentSerializer(serializers.Serializer):
     )
     skills = skill_id_list("skill_ids", "Ids of the skills it offers (replaces the set).")
     alwaysOn = skill_id_list("always_on_ids", "Those of its skills active from the start (not on demand).")
+    mcpServers = skill_id_list(
+        "mcp_server_ids", "Ids of the tenant's MCP servers it offers (replaces the set)."
+    )
     limits = AgentLimitsSerializer(source="*", required=False)
     parallelToolCalls = serializers.BooleanField(source="parallel_tool_calls", required=False)
     stateSchema = serializers.JSONField(
@@ -122,9 +125,12 @@ class SkillParsedSerializer(serializers.Serializer):
     description = serializers.CharField()
     tools = serializers.ListField(child=serializers.CharField())
     deferLoading = serializers.BooleanField(source="defer_loading")
-    requiresApproval = serializers.ListField(child=serializers.CharField(), source="requires_approval")
+    requiresApproval = serializers.JSONField(source="requires_approval")  # tool names, or "all"
     modelSettings = serializers.DictField(source="model_settings")
     predictState = serializers.ListField(child=serializers.DictField(), source="predict_state")
+    beforeTools = serializers.ListField(child=serializers.CharField(), source="before_tools")
+    escalateWith = serializers.ListField(child=serializers.CharField(), source="escalate_with")
+    warnWith = serializers.ListField(child=serializers.CharField(), source="warn_with")
     instructions = serializers.CharField()
 
 
@@ -135,9 +141,12 @@ class SkillSerializer(serializers.Serializer):
     description = serializers.CharField()
     tools = serializers.ListField(child=serializers.CharField())
     deferLoading = serializers.BooleanField(source="defer_loading")
-    requiresApproval = serializers.ListField(child=serializers.CharField(), source="requires_approval")
+    requiresApproval = serializers.JSONField(source="requires_approval")  # tool names, or "all"
     modelSettings = serializers.DictField(source="model_settings")
     predictState = serializers.ListField(child=serializers.DictField(), source="predict_state")
+    beforeTools = serializers.ListField(child=serializers.CharField(), source="before_tools")
+    escalateWith = serializers.ListField(child=serializers.CharField(), source="escalate_with")
+    warnWith = serializers.ListField(child=serializers.CharField(), source="warn_with")
     instructions = serializers.CharField()
     version = serializers.IntegerField(source="current_version.number", allow_null=True)
     enabled = serializers.BooleanField()

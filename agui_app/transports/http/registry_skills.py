@@ -233,8 +233,11 @@ class SkillImportView(SkillView):
                 raise not_found("Agent")
         uploads = request.data.getlist("files") if hasattr(request.data, "getlist") else request.data["files"]
         try:
-            files, skipped = read_bundle(list(uploads))
-            saved = skill_import_bundle(tenant_id=request.auth.pk, files=files, agent=agent)
+            resources: dict[str, str] = {}
+            files, skipped = read_bundle(list(uploads), resources=resources)
+            saved = skill_import_bundle(
+                tenant_id=request.auth.pk, files=files, agent=agent, resources=resources
+            )
         except BundleUnreadable as exc:
             raise bundle_refusal(exc) from exc
         except SkillRejected as exc:

@@ -3,7 +3,17 @@
 
 from django.urls import path
 
-from agui_app.transports.http import agents, events, registry_agents, registry_skills, tenant, threads, tokens
+from agui_app.transports.http import (
+    agents,
+    events,
+    registry_agents,
+    registry_mcp,
+    registry_skills,
+    tenant,
+    threads,
+    tokens,
+    tool_calls,
+)
 
 urlpatterns = [
     path("tenant", tenant.TenantView.as_view(), name="tenant"),
@@ -33,6 +43,8 @@ urlpatterns = [
         registry_skills.SkillRestoreView.as_view(),
         name="skill-restore",
     ),
+    path("mcp-servers", registry_mcp.McpServerListView.as_view(), name="mcp-server-list"),
+    path("mcp-servers/<str:server_id>", registry_mcp.McpServerDetailView.as_view(), name="mcp-server"),
     path("threads", threads.ThreadListView.as_view(), name="thread-list"),
     path("threads/<str:thread_id>", threads.ThreadDetailView.as_view(), name="thread-detail"),
     path("threads/<str:thread_id>/messages", threads.ThreadMessagesView.as_view(), name="thread-messages"),
@@ -49,6 +61,11 @@ urlpatterns = [
         name="thread-capabilities",
     ),
     path("threads/<str:thread_id>/runs", threads.ThreadRunsView.as_view(), name="thread-runs"),
+    path(
+        "threads/<str:thread_id>/tool-calls",
+        tool_calls.ThreadToolCallsView.as_view(),
+        name="thread-tool-calls",
+    ),
     path(
         "threads/<str:thread_id>/runs/<str:run_id>", threads.ThreadRunDetailView.as_view(), name="thread-run"
     ),

@@ -6,10 +6,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from capabilities.models import Agent
 from capabilities.services.skills import SkillRejected, skill_import_bundle
+from capabilities.skills.agent_skills import SKILL_FILE
 
 
 class Command(BaseCommand):
-    help = "Import every *.md skill in DIR: all are validated first, then all are imported or none."
+    help = (
+        "Import every *.md skill in DIR and every Agent Skills folder under it (*/SKILL.md with its "
+        "resource files): all are validated first, then all are imported or none."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("tenant")
@@ -32,10 +36,22 @@ class Command(BaseCommand):
         if not directory.is_dir():
             raise CommandError(f"{directory} is not a directory.")
         files = {path.name: path.read_text(encoding="utf-8") for path in sorted(directory.glob("*.md"))}
+        resources: dict[str, str] = {}
+        for skill_file in sorted(directory.rglob(SKILL_FILE)):  # Agent Skills folders
+            for path in sorted(p for p in skill_file.parent.rglob("*") if p.is_file()):
+                name = path.relative_to(directory).as_posix()
+                if path.name.startswith(".") or name in files:
+                    continue
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except UnicodeDecodeError:
+                    self.stderr.write(f"skipped {name}: not UTF-8 text; only text resources are imported")
+                    continue
+                (files if path.suffix.lower() == ".md" else resources)[name] = text
         if not files:
-            raise CommandError(f"No *.md files in {directory}.")
+            raise CommandError(f"No *.md files or Agent Skills folders (*/SKILL.md) in {directory}.")
         try:
-            saved = skill_import_bundle(tenant_id=tenant.pk, files=files, agent=agent)
+            saved = skill_import_bundle(tenant_id=tenant.pk, files=files, agent=agent, resources=resources)
         except SkillRejected as exc:
             raise CommandError(f"Nothing was imported.\n{exc}") from exc
         for result in saved:

@@ -148,6 +148,9 @@ async def test_after_a_refused_edit_runs_of_the_agent_still_succeed(aclient, age
     )
     frames = await run(aclient, "assistant", run_input("t-after-refusal", [user(script(*steps))]))
     assert frames[-1].type == "RUN_FINISHED"
-    assert not [f for f in frames if f.type in ("RUN_ERROR", "CUSTOM")]
+    audit = "agui.tool_call_audit"  # every tool call has these; the point is no skill left out, no error
+    assert not [
+        f for f in frames if f.type == "RUN_ERROR" or (f.type == "CUSTOM" and f.data["name"] != audit)
+    ]
     results = [f.data["content"] for f in frames if f.type == "TOOL_CALL_RESULT"]
     assert results[-1].startswith("Order A-1001: refund")

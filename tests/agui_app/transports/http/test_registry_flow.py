@@ -198,4 +198,7 @@ async def test_after_a_refused_api_change_runs_of_the_agent_still_succeed(aclien
     )
     frames = await run(aclient, "assistant", run_input("t-still-runs", [user(script(*steps))]))
     assert frames[-1].type == "RUN_FINISHED"
-    assert not [f for f in frames if f.type in ("RUN_ERROR", "CUSTOM")]
+    audit = "agui.tool_call_audit"  # every tool call has these; the point is no skill left out, no error
+    assert not [
+        f for f in frames if f.type == "RUN_ERROR" or (f.type == "CUSTOM" and f.data["name"] != audit)
+    ]

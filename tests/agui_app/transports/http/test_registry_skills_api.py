@@ -67,6 +67,9 @@ def test_validate_answers_the_parsed_fields_and_saves_nothing(api: APIClient, ow
             "requiresApproval": [],
             "modelSettings": {},
             "predictState": [],
+            "beforeTools": [],
+            "escalateWith": [],
+            "warnWith": [],
             "instructions": "Greet warmly.",
         },
     }
