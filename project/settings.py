@@ -102,6 +102,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "agui_app.transports.http.errors.ApiErrorMiddleware",  # innermost: sees the views' exceptions
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -193,7 +194,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_THROTTLE_CLASSES": ["agui_app.transports.http.throttling.CredentialRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["agui_app.transports.http.parsers.JsonParser"],
     "EXCEPTION_HANDLER": "agui_app.transports.http.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -244,6 +245,15 @@ LOGGING = {
 AGUI_DEFAULT_MODEL = env_str("AGUI_DEFAULT_MODEL", "demo")
 AGUI_DEMO_API_KEY = env_str("AGUI_DEMO_API_KEY")
 AGUI_MAX_BODY_BYTES = env_int("AGUI_MAX_BODY_BYTES", 1024 * 1024)
+AGUI_JSON_MAX_DEPTH = env_int("AGUI_JSON_MAX_DEPTH", 256)  # nesting of any JSON body or frame
+AGUI_METADATA_MAX_BYTES = env_int("AGUI_METADATA_MAX_BYTES", 16 * 1024)  # a thread's metadata, as JSON
+AGUI_RUN_MAX_MESSAGES = env_int("AGUI_RUN_MAX_MESSAGES", 1000)  # messages in one RunAgentInput
+AGUI_RUN_MAX_TOOLS = env_int("AGUI_RUN_MAX_TOOLS", 128)  # frontend tools in one RunAgentInput
+AGUI_TOOL_ARGS_MAX_BYTES = env_int("AGUI_TOOL_ARGS_MAX_BYTES", 64 * 1024)  # one tool call's arguments
+AGUI_BODY_TIMEOUT_SECONDS = env_float("AGUI_BODY_TIMEOUT_SECONDS", 30.0)  # to receive a whole request body
+AGUI_MAX_REQUESTS_PER_CLIENT = env_int(
+    "AGUI_MAX_REQUESTS_PER_CLIENT", 256
+)  # open at once per address; 0: off
 AGUI_SSE_KEEPALIVE_SECONDS = env_float("AGUI_SSE_KEEPALIVE_SECONDS", 15.0)
 AGUI_EVENT_FLUSH_EVENTS = env_int("AGUI_EVENT_FLUSH_EVENTS", 256)
 AGUI_EVENT_FLUSH_MS = env_int("AGUI_EVENT_FLUSH_MS", 5)
@@ -273,6 +283,9 @@ AGUI_SKILL_MAX_BODY_CHARS = env_int("AGUI_SKILL_MAX_BODY_CHARS", 20000)
 AGUI_SKILL_MAX_SOURCE_CHARS = env_int("AGUI_SKILL_MAX_SOURCE_CHARS", 64 * 1024)  # a whole skill file
 AGUI_SKILL_IMPORT_MAX_FILES = env_int("AGUI_SKILL_IMPORT_MAX_FILES", 500)
 AGUI_SKILL_IMPORT_MAX_BYTES = env_int("AGUI_SKILL_IMPORT_MAX_BYTES", 10 * 1024 * 1024)  # uncompressed
+AGUI_SKILL_IMPORT_MAX_RATIO = env_int(
+    "AGUI_SKILL_IMPORT_MAX_RATIO", 100
+)  # per zip member, uncompressed:compressed
 AGUI_REGISTRY_MAX_BODY_BYTES = env_int("AGUI_REGISTRY_MAX_BODY_BYTES", 1024 * 1024)  # agent/skill JSON
 AGUI_SCHEMA_MAX_BYTES = env_int("AGUI_SCHEMA_MAX_BYTES", 64 * 1024)  # state and output JSON Schemas
 AGUI_WEBSOCKET_ENABLED = env_bool("AGUI_WEBSOCKET_ENABLED", True)

@@ -42,7 +42,7 @@ _MEMBERS: dict[str, frozenset[str]] = {
     "copy": frozenset({"op", "path", "from"}),
     "test": frozenset({"op", "path", "value"}),
 }
-_POINTER = re.compile(r"(?:/(?:[^/~]|~[01])*)*")
+_POINTER = re.compile(r"(?:/(?:[^/~\x00]|~[01])*)*")  # no NUL: no key may hold one (see values)
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no sign, no leading zeros, ASCII digits only
 _MISSING = object()
 _JSON_KIND = {str: "a string", int: "a number", float: "a number", bool: "a boolean", type(None): "null"}
