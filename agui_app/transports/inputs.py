@@ -55,10 +55,15 @@ def check_body_size(size: int) -> None:
 
 
 def parse_json(body: bytes) -> Any:
-    """Raises 400 for a body that is not JSON."""
+    """Raises 400 for a body that is not JSON, 422 ``too_deep`` for one nested past orjson's limit."""
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        if "depth" in str(exc) or "recursion" in str(exc):
+            limit = settings.AGUI_JSON_MAX_DEPTH
+            raise TooDeep(
+                f"The body is nested deeper than {limit} levels.", details={"limit": limit}
+            ) from exc
         raise MalformedJson(f"The body is not valid JSON: {exc}") from exc
 
 

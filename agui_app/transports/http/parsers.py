@@ -10,28 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from django.conf import settings
 from rest_framework.parsers import BaseParser
 
-from agui_app.transports.inputs import MalformedJson, TooDeep, check_json_input
+from agui_app.transports.inputs import check_json_input, parse_json
 
 
 class JsonParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        body = stream.read() if stream is not None else b""
-        limit = settings.AGUI_JSON_MAX_DEPTH
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            if "recursion" in str(exc).lower():
-                raise TooDeep(
-                    f"The body is nested deeper than {limit} levels.", details={"limit": limit}
-                ) from exc
-            raise MalformedJson(f"The body is not valid JSON: {exc}") from exc
-        check_json_input(data, max_depth=limit)
+        data = parse_json(stream.read() if stream is not None else b"")
+        check_json_input(data, max_depth=settings.AGUI_JSON_MAX_DEPTH)
         return data
 
 
