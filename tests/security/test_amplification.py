@@ -238,3 +238,128 @@ def test_the_meter_tracks_removals_so_a_shrinking_patch_may_grow_again() -> None
     budget = PatchBudget(max_bytes=1000, max_work_bytes=10_000, max_containers=10)
     assert apply_patch_in_place(doc, ops, before=PatchMeter(budget, doc)) == {"other": "o" * 900}
     assert json.dumps(doc)
+
+
+# --- other small inputs that used to become large work -----------------------------------------
+
+LAUGHS = "\n".join(
+    [
+        "---",
+        "id: laughs",
+        "description: lol",
+        "model_settings:",
+        "  extra_body:",
+        '    a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+    ]
+    + [f"    {chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]" for i in range(8)]
+    + ["---", "body"]
+)  # valid frontmatter that expands to 9**9 strings wherever it is turned into JSON
+SKILLS = {
+    "billion laughs (aliases of aliases)": LAUGHS,
+    "one anchor and alias": "---\nid: x\ndescription: &d hello\nnote: *d\n---\nbody",
+    "frontmatter nested 10,000 deep": "---\nid: x\ndescription: d\ndeep: "
+    + "[" * 10_000
+    + "]" * 10_000
+    + "\n---\nbody",
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", list(SKILLS))
+def test_yaml_that_expands_or_nests_is_refused_cheaply(api: APIClient, agent: Agent, name: str) -> None:
+    rows = row_counts()
+    for path in ("/api/v1/skills/validate", "/api/v1/skills"):
+        response, peak = peak_of(lambda path=path: api.post(path, {"source": SKILLS[name]}, format="json"))
+        assert response.status_code == 422, response.content
+        assert response.json()["error"]["code"] == "invalid_skill"
+        assert peak <= PEAK_BUDGET
+    assert row_counts() == rows
+
+
+def zip_of(members: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+BOMBS = {
+    "one member inflating 1000:1": lambda: zip_of({"bomb.md": b"0" * (8 * 2**20)}),
+    "members summing past 10 MiB": lambda: zip_of({f"s{i}.md": bytes(range(256)) * 8000 for i in range(6)}),
+    "1,001 entries": lambda: zip_of({f"e{i}.md": b"x" for i in range(1001)}),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", list(BOMBS))
+def test_a_zip_bomb_is_refused_from_its_directory(api: APIClient, agent: Agent, name: str) -> None:
+    from capabilities.models import Skill
+
+    body = BOMBS[name]()
+    assert len(body) < 10 * 2**20
+    skills = list(Skill.objects.values_list("skill_id", "source"))
+    response, peak = peak_of(
+        lambda: api.generic("POST", "/api/v1/skills/import", body, content_type="application/zip")
+    )
+    assert response.status_code == 422, response.content
+    assert response.json()["error"]["code"] == "invalid_bundle"
+    assert peak <= PEAK_BUDGET + 2 * len(body), f"{peak / 2**20:.1f} MiB"
+    assert list(Skill.objects.values_list("skill_id", "source")) == skills
+
+
+RUN_INPUTS = {
+    "1,001 messages": lambda: {"messages": [user("hi", f"m{i}") for i in range(1001)]},
+    "129 tools": lambda: {
+        "tools": [{"name": f"t{i}", "description": "d", "parameters": {"type": "object"}} for i in range(129)]
+    },
+    "tool-call arguments of 70 KB": lambda: {
+        "messages": [
+            user("hi"),
+            {
+                "id": "a1",
+                "role": "assistant",
+                "toolCalls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "x", "arguments": "[" + "1," * 35_000 + "1]"},
+                    }
+                ],
+            },
+        ]
+    },
+}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("name", list(RUN_INPUTS))
+async def test_a_run_input_over_a_count_or_size_limit_is_refused(
+    aclient: Any, agent: Agent, name: str
+) -> None:
+    from asgiref.sync import sync_to_async
+
+    rows = await sync_to_async(row_counts)()
+    body = run_input("t9", [user("hi")])
+    body.update(RUN_INPUTS[name]())
+    response = await aclient.post(
+        "/api/v1/agents/assistant",
+        body,
+        content_type="application/json",
+        headers={"Accept": "text/event-stream"},
+    )
+    assert response.status_code == 422, response.content
+    assert response.json()["error"]["code"] == "invalid_run_input"
+    assert await sync_to_async(row_counts)() == rows
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("limit", ["100000", "9" * 18])
+def test_limit_parameters_are_clamped(api: APIClient, agent: Agent, limit: str) -> None:
+    for number in range(3):
+        thread_create(tenant=agent.tenant, agent=agent, thread_id=f"p{number}")
+    page = api.get(f"/api/v1/threads?limit={limit}")
+    assert page.status_code == 200 and len(page.json()["results"]) == 3
