@@ -24,6 +24,7 @@ from agui_app.events.shape import LoggedEvent, state_change, state_snapshot
 from agui_app.models import StateRevision, StateSource, Thread
 from agui_app.state.budget import PatchBudget, PatchBudgetExceeded, PatchMeter
 from agui_app.state.patching import PatchError, apply_patch_in_place, validate_patch
+from capabilities.schemas import bounded_validator
 
 
 class StateTooLarge(ApiError):
@@ -45,7 +46,7 @@ def check_schema(schema: dict[str, Any] | None, state: Any) -> None:
     """Raises Unprocessable naming the first schema violation."""
     if not schema:
         return
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(state))
+    error = jsonschema.exceptions.best_match(bounded_validator(schema).iter_errors(state))
     if error is not None:
         pointer = "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in error.absolute_path)
         raise Unprocessable(

@@ -363,3 +363,33 @@ def test_limit_parameters_are_clamped(api: APIClient, agent: Agent, limit: str) 
         thread_create(tenant=agent.tenant, agent=agent, thread_id=f"p{number}")
     page = api.get(f"/api/v1/threads?limit={limit}")
     assert page.status_code == 200 and len(page.json()["results"]) == 3
+
+
+EVIL_SCHEMAS = {
+    "pattern": ({"properties": {"s": {"type": "string", "pattern": "^(a|aa)+$"}}}, {"s": "a" * 60 + "!"}),
+    "nested quantifier": ({"properties": {"s": {"pattern": "^(a|a?)+$"}}}, {"s": "a" * 60 + "!"}),
+    "patternProperties": ({"patternProperties": {"^(a|aa)+$": {"type": "number"}}}, {"a" * 60 + "!": "x"}),
+    "additionalProperties": (
+        {"patternProperties": {"^(a|aa)+$": {}}, "additionalProperties": False},
+        {"a" * 60 + "!": 1},
+    ),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", list(EVIL_SCHEMAS))
+def test_a_backtracking_schema_pattern_cannot_hold_the_process(
+    api: APIClient, agent: Agent, name: str
+) -> None:
+    import time
+
+    schema, state = EVIL_SCHEMAS[name]
+    Agent.objects.filter(pk=agent.pk).update(state_schema=schema)
+    thread_create(tenant=agent.tenant, agent=agent, thread_id="t3")
+    fingerprint = thread_fingerprint("t3")
+    started = time.monotonic()
+    response = api.put("/api/v1/threads/t3/state", {"state": state}, format="json")
+    assert time.monotonic() - started < 3
+    assert response.status_code == 422, response.content
+    assert response.json()["error"]["code"] == "state_schema_violation"
+    assert thread_fingerprint("t3") == fingerprint
