@@ -97,8 +97,11 @@ class PatchMeter:
 
     def __init__(self, budget: PatchBudget, doc: JSON) -> None:
         self.budget = budget
-        self.size = len(orjson.dumps(doc))
-        self.containers = _shape(doc, budget.max_depth)[1]
+        encoded = orjson.dumps(doc)
+        self.size = len(encoded)
+        # An upper bound in C (brackets inside strings count too); walked exactly only when it matters.
+        self.containers = encoded.count(b"{") + encoded.count(b"[")
+        self.exact = False
         self.work = 0
         self.index = -1
 
@@ -118,12 +121,17 @@ class PatchMeter:
             if value is _MISSING:
                 return  # the op fails on its own: 'from' does not exist
         room = self.budget.max_depth - len(parts)
+        if kind == "move":  # changes where a value is, not how large the document is
+            source = parse_pointer(op["from"])
+            self._charge(_POINTER_BYTES * self._parent_width(root, source), op)
+            if len(parts) > len(source):  # deeper: its depth is walked (and charged)
+                self._measure(value, op)
+                if _shape(value, room)[0] > room:
+                    self._too_deep(op)
+            return
         depth, containers = _shape(value, room)
-        if depth > room and (kind != "move" or len(parts) > len(parse_pointer(op["from"]))):
-            self._refuse(op, "depth", f"the value would be nested deeper than {self.budget.max_depth} levels")
-        if kind == "move":
-            self._charge(_POINTER_BYTES * self._parent_width(root, parse_pointer(op["from"])), op)
-            return  # a move changes where a value is, not how large the document is
+        if depth > room:
+            self._too_deep(op)
         grows = self._measure(value, op) + (len(orjson.dumps(parts[-1])) + 2 if parts else 0)
         if not parts:
             old = root  # the whole document is replaced
@@ -136,6 +144,8 @@ class PatchMeter:
             containers -= _shape(old, self.budget.max_depth)[1]
         if self.size + grows > self.budget.max_bytes:
             self._refuse(op, "size", f"the state would grow past {self.budget.max_bytes} bytes")
+        if self.containers + containers > self.budget.max_containers and not self.exact:
+            self.containers, self.exact = _shape(root, self.budget.max_depth + 1)[1], True
         if self.containers + containers > self.budget.max_containers:
             self._refuse(
                 op,
@@ -144,6 +154,9 @@ class PatchMeter:
             )
         self.size += grows
         self.containers += containers
+
+    def _too_deep(self, op: Op) -> None:
+        self._refuse(op, "depth", f"the value would be nested deeper than {self.budget.max_depth} levels")
 
     def _refuse(self, op: Op, limit: str, reason: str) -> None:
         raise PatchBudgetExceeded(reason, limit=limit, index=self.index, op=op)
