@@ -43,7 +43,24 @@ def check_json_schema(value: Any, *, what: str) -> dict[str, Any] | None:
     except jsonschema.SchemaError as exc:
         where = "/" + "/".join(str(part) for part in exc.absolute_path)
         raise SchemaInvalid(f"Not a valid JSON Schema (draft 2020-12) at '{where}': {exc.message}") from exc
+    if {"unevaluatedProperties", "patternProperties"} <= _keys_used(value):
+        # jsonschema resolves unevaluatedProperties with ``re``, outside the bounded keywords below.
+        raise SchemaInvalid(f"{what} may not combine unevaluatedProperties with patternProperties.")
     return value
+
+
+def _keys_used(schema: Any) -> set[str]:
+    """Every object key anywhere in ``schema`` (iterative)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found.update(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def check_state_schema(value: Any) -> dict[str, Any] | None:

@@ -23,12 +23,13 @@ from agui_app.transports.http.guard import RequestGuard  # noqa: E402
 from agui_app.transports.http.routing import http_router  # noqa: E402
 from agui_app.transports.ws.routing import websocket_router  # noqa: E402
 
+# CORS outermost (a browser must be able to read the guard's refusals), then the guard (credential,
+# body limit and timeout, open requests per client) before any body is read; sockets share its count.
+guard = RequestGuard(http_router(django_asgi_app))
 application = ProtocolTypeRouter(
     {
-        # CORS outermost (a browser must be able to read the guard's refusals), then the guard
-        # (credential, body limit and timeout, open requests per client) before any body is read.
-        "http": CorsLayer(RequestGuard(http_router(django_asgi_app))),
-        "websocket": AuthMiddlewareStack(websocket_router()),
+        "http": CorsLayer(guard),
+        "websocket": guard.wrapping(AuthMiddlewareStack(websocket_router())),
         "lifespan": Lifespan(),
     }
 )

@@ -393,3 +393,14 @@ def test_a_backtracking_schema_pattern_cannot_hold_the_process(
     assert response.status_code == 422, response.content
     assert response.json()["error"]["code"] == "state_schema_violation"
     assert thread_fingerprint("t3") == fingerprint
+
+
+@pytest.mark.django_db
+def test_a_schema_whose_patterns_would_escape_the_time_limit_is_not_stored(
+    api: APIClient, agent: Agent
+) -> None:
+    schema = {"type": "object", "patternProperties": {"^(a|aa)+$": {}}, "unevaluatedProperties": False}
+    response = api.patch("/api/v1/agents/assistant", {"stateSchema": schema}, format="json")
+    assert response.status_code == 422, response.content
+    assert "unevaluatedProperties" in response.content.decode()
+    assert Agent.objects.get(pk=agent.pk).state_schema is None

@@ -166,3 +166,37 @@ def test_a_real_server_times_out_many_half_sent_uploads(
         for conn in connections:
             conn.close()
         server.stop()
+
+
+async def test_websockets_count_against_the_same_cap(owner_key: str, thread: Thread, settings: Any) -> None:
+    from channels.testing import WebsocketCommunicator
+
+    from project.asgi import application
+
+    settings.AGUI_MAX_REQUESTS_PER_CLIENT = 2
+
+    def socket_from(address: str) -> WebsocketCommunicator:
+        ws = WebsocketCommunicator(
+            application, "/ws/v1/threads/t1", headers=[(b"authorization", f"Bearer {owner_key}".encode())]
+        )
+        ws.scope["client"] = (address, 40000)
+        return ws
+
+    first, second, third = (socket_from("10.1.1.1") for _ in range(3))
+    assert (await first.connect())[0] and (await second.connect())[0]
+    assert await third.connect() == (False, 1013)
+    http = await request(
+        "GET",
+        "/api/v1/threads",
+        once(b""),
+        headers={"authorization": f"Bearer {owner_key}"},
+        client="10.1.1.1",
+    )
+    assert http.status == 429
+    elsewhere = socket_from("10.2.2.2")
+    assert (await elsewhere.connect())[0]
+    await first.disconnect()
+    again = socket_from("10.1.1.1")
+    assert (await again.connect())[0]
+    for ws in (second, elsewhere, again):
+        await ws.disconnect()

@@ -14,8 +14,9 @@ body before any view, middleware or authentication class runs:
   elsewhere (the views and consumers hold their own, finer limits below that).
 - **A body timeout.** The whole body must arrive within ``AGUI_BODY_TIMEOUT_SECONDS`` of the request
   starting: 408 otherwise. (Uvicorn has no request-body timeout of its own.)
-- **Open requests per client.** At most ``AGUI_MAX_REQUESTS_PER_CLIENT`` requests (streams included)
-  from one client address at a time in this process: 429 beyond. Behind a proxy, run Uvicorn with
+- **Open requests per client.** At most ``AGUI_MAX_REQUESTS_PER_CLIENT`` requests (streams and
+  WebSockets included) from one client address at a time in this process: 429 beyond (a WebSocket
+  handshake is refused with close code 1013). Behind a proxy, run Uvicorn with
   ``--proxy-headers`` (and ``--forwarded-allow-ips``) so the address is the client's.
 - **No NUL in the path or query.** Django decodes ``%00`` into parameters that PostgreSQL cannot
   compare with: 400 ``invalid_text``.
@@ -76,22 +77,36 @@ def has_body(scope: dict[str, Any]) -> bool:
 
 
 class RequestGuard:
-    """ASGI middleware for ``/api/``; everything else (admin, static, WebSocket) passes untouched."""
+    """ASGI middleware for ``/api/`` and (the per-client cap only) WebSockets; admin and static pass
+    untouched. One instance guards both protocols, so requests and sockets share one count."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
         self.open_requests: Counter[str] = Counter()
 
+    def wrapping(self, app: Any) -> RequestGuard:
+        """A guard of ``app`` sharing this guard's count of open requests."""
+        other = RequestGuard(app)
+        other.open_requests = self.open_requests
+        return other
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
-        if scope["type"] != "http" or not scope.get("path", "").startswith("/api/"):
+        is_socket = scope["type"] == "websocket"
+        if not is_socket and (scope["type"] != "http" or not scope.get("path", "").startswith("/api/")):
             return await self.app(scope, receive, send)
-        client = (scope.get("client") or ("", 0))[0] or "unknown"
-        cap = settings.AGUI_MAX_REQUESTS_PER_CLIENT
-        if cap and self.open_requests[client] >= cap:
+        handle = self.app if is_socket else self.guarded
+        client = (scope.get("client") or ("", 0))[0]
+        cap = settings.AGUI_MAX_REQUESTS_PER_CLIENT if client else 0  # no address (a Unix socket): no cap
+        if not cap:
+            return await handle(scope, receive, send)
+        if self.open_requests[client] >= cap:
+            if is_socket:  # refuse the handshake (the server answers 403): 1013 "try again later"
+                await receive()
+                return await send({"type": "websocket.close", "code": 1013})
             return await answer(send, TooManyConnections(f"At most {cap} open requests per client."))
         self.open_requests[client] += 1
         try:
-            return await self.guarded(scope, receive, send)
+            return await handle(scope, receive, send)
         finally:
             self.open_requests[client] -= 1
             if self.open_requests[client] <= 0:
