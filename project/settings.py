@@ -250,6 +250,7 @@ AGUI_METADATA_MAX_BYTES = env_int("AGUI_METADATA_MAX_BYTES", 16 * 1024)  # a thr
 AGUI_RUN_MAX_MESSAGES = env_int("AGUI_RUN_MAX_MESSAGES", 1000)  # messages in one RunAgentInput
 AGUI_RUN_MAX_TOOLS = env_int("AGUI_RUN_MAX_TOOLS", 128)  # frontend tools in one RunAgentInput
 AGUI_TOOL_ARGS_MAX_BYTES = env_int("AGUI_TOOL_ARGS_MAX_BYTES", 64 * 1024)  # one tool call's arguments
+AGUI_ADMIN_MAX_BODY_BYTES = env_int("AGUI_ADMIN_MAX_BODY_BYTES", 16 * 1024 * 1024)  # bodies outside /api/
 AGUI_BODY_TIMEOUT_SECONDS = env_float("AGUI_BODY_TIMEOUT_SECONDS", 30.0)  # to receive a whole request body
 AGUI_MAX_REQUESTS_PER_CLIENT = env_int(
     "AGUI_MAX_REQUESTS_PER_CLIENT", 256

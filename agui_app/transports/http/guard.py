@@ -1,4 +1,4 @@
-"""The ASGI guard in front of every ``/api/`` request — Django's views and the SSE consumers alike.
+"""The ASGI guard in front of every HTTP request — Django's views and the SSE consumers alike.
 
 What no view can do for itself, because Django's ASGI handler reads (and spools to disk) the whole
 body before any view, middleware or authentication class runs:
@@ -20,6 +20,9 @@ body before any view, middleware or authentication class runs:
   ``--proxy-headers`` (and ``--forwarded-allow-ips``) so the address is the client's.
 - **No NUL in the path or query.** Django decodes ``%00`` into parameters that PostgreSQL cannot
   compare with: 400 ``invalid_text``.
+- **Admin and the rest.** Outside ``/api/`` only the body limit (``AGUI_ADMIN_MAX_BODY_BYTES``: Django
+  would otherwise spool any upload — a stranger's POST to the login page too — and read a form
+  body into memory in full) and the body timeout apply.
 - **A JSON error for anything unexpected.** An exception that escapes the application before the
   response started becomes a JSON 500 (logged), never a traceback page.
 """
@@ -61,7 +64,13 @@ def _header(scope: dict[str, Any], name: bytes) -> str | None:
     return None
 
 
+def is_api(path: str) -> bool:
+    return path.startswith("/api/")
+
+
 def body_limit(path: str) -> int:
+    if not is_api(path):
+        return settings.AGUI_ADMIN_MAX_BODY_BYTES  # admin forms and uploads (the login page too)
     if path.rstrip("/") == "/api/v1/skills/import":
         return settings.AGUI_SKILL_IMPORT_MAX_BYTES
     return max(settings.AGUI_MAX_BODY_BYTES, settings.AGUI_REGISTRY_MAX_BODY_BYTES)
@@ -92,8 +101,10 @@ class RequestGuard:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         is_socket = scope["type"] == "websocket"
-        if not is_socket and (scope["type"] != "http" or not scope.get("path", "").startswith("/api/")):
+        if not is_socket and scope["type"] != "http":
             return await self.app(scope, receive, send)
+        if not is_socket and not is_api(scope["path"]):
+            return await self.guarded(scope, receive, send)  # admin: body limit and timeout only
         handle = self.app if is_socket else self.guarded
         client = (scope.get("client") or ("", 0))[0]
         cap = settings.AGUI_MAX_REQUESTS_PER_CLIENT if client else 0  # no address (a Unix socket): no cap
@@ -123,6 +134,8 @@ class RequestGuard:
         except asyncio.CancelledError:
             raise
         except Exception:
+            if not is_api(scope["path"]):
+                raise  # the server's own 500 for pages that are not the API's
             logger.exception("%s %s failed", scope.get("method"), scope.get("path"))
             if not exchange.started:
                 await exchange.answer(ApiError("Internal error.", code="internal_error", status=500))
@@ -137,12 +150,9 @@ async def refuse_early(scope: dict[str, Any]) -> ApiError | None:
         )
     if not has_body(scope):
         return None
-    try:
-        principal = await aprincipal_for(bearer_token(_header(scope, b"authorization")))
-    except Unauthenticated as exc:  # an expired token
-        return exc
-    if principal is None:
-        return Unauthenticated(KEY_REQUIRED)
+    if is_api(scope["path"]):
+        if refusal := await unauthenticated(scope):
+            return refusal
     declared = _header(scope, b"content-length")
     limit = body_limit(scope["path"])
     if declared is not None:
@@ -152,6 +162,15 @@ async def refuse_early(scope: dict[str, Any]) -> ApiError | None:
         if size > limit:
             return too_large(limit)
     return None
+
+
+async def unauthenticated(scope: dict[str, Any]) -> ApiError | None:
+    """401 for an API request without a valid credential (checked again, with scopes, by the view)."""
+    try:
+        principal = await aprincipal_for(bearer_token(_header(scope, b"authorization")))
+    except Unauthenticated as exc:  # an expired token
+        return exc
+    return Unauthenticated(KEY_REQUIRED) if principal is None else None
 
 
 def too_large(limit: int) -> PayloadTooLarge:
