@@ -172,6 +172,8 @@ def server_env(db: BenchDatabase) -> dict[str, str]:
             # One key drives every benchmark client: the per-key rate limits would throttle it.
             "AGUI_REQUESTS_PER_MINUTE": "10000000",
             "AGUI_RUNS_PER_MINUTE": "10000000",
+            # ...and every client comes from 127.0.0.1: no cap on open requests per address.
+            "AGUI_MAX_REQUESTS_PER_CLIENT": "0",
             "LOG_LEVEL": "WARNING",
             "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
         }

@@ -1,8 +1,9 @@
 """Reading an uploaded bundle of skill files: ``.md`` files, and the ``.md`` members of ``.zip`` files.
 
 Shared by the admin import and ``POST /api/v1/skills/import``, with the same limits: at most
-``AGUI_SKILL_IMPORT_MAX_FILES`` files and ``AGUI_SKILL_IMPORT_MAX_BYTES`` uncompressed (checked from
-the zip directory before anything is inflated).
+``AGUI_SKILL_IMPORT_MAX_FILES`` files, ``AGUI_SKILL_IMPORT_MAX_BYTES`` uncompressed and no member
+compressed more than ``AGUI_SKILL_IMPORT_MAX_RATIO``:1 (both checked from the zip directory before
+anything is inflated; zipfile stops at a member's declared size).
 """
 
 from __future__ import annotations
@@ -60,9 +61,14 @@ def read_bundle(
             problems.append(f"{name}: the bundle contains this file name twice")
             return
         try:
-            files[name] = data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             problems.append(f"{name}: not UTF-8 text (byte {exc.start})")
+            return
+        if "\x00" in text:
+            problems.append(f"{name}: contains the NUL character (U+0000), which cannot be stored")
+            return
+        files[name] = text
 
     for upload in uploads:
         name = upload.name or "upload"
@@ -81,6 +87,14 @@ def read_bundle(
                         raise BundleUnreadable(
                             [f"{name}: more than {settings.AGUI_SKILL_IMPORT_MAX_BYTES} bytes uncompressed"]
                         )
+                    ratio = settings.AGUI_SKILL_IMPORT_MAX_RATIO
+                    for member in members:
+                        if member.file_size > 1024 and member.file_size > ratio * max(
+                            member.compress_size, 1
+                        ):
+                            raise BundleUnreadable(
+                                [f"{name}/{member.filename}: compressed more than {ratio}:1 (a zip bomb?)"]
+                            )
                     for member in members:
                         path = PurePosixPath(member.filename)
                         hidden = path.name.startswith(".") or "__MACOSX" in path.parts

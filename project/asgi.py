@@ -1,6 +1,6 @@
 """ASGI entry point: the streaming HTTP endpoints and the WebSocket as Channels consumers, every
-other HTTP request to Django — all of HTTP behind one CORS layer — and the lifespan that starts
-this process's run supervisor."""
+other HTTP request to Django — all of HTTP behind one CORS layer and one request guard
+(``transports.http.guard``) — and the lifespan that starts this process's run supervisor."""
 
 from __future__ import annotations
 
@@ -19,13 +19,17 @@ from channels.routing import ProtocolTypeRouter  # noqa: E402
 
 from agui_app.runtime.supervisor import Lifespan  # noqa: E402
 from agui_app.transports.http.cors import CorsLayer  # noqa: E402
+from agui_app.transports.http.guard import RequestGuard  # noqa: E402
 from agui_app.transports.http.routing import http_router  # noqa: E402
 from agui_app.transports.ws.routing import websocket_router  # noqa: E402
 
+# CORS outermost (a browser must be able to read the guard's refusals), then the guard (credential,
+# body limit and timeout, open requests per client) before any body is read; sockets share its count.
+guard = RequestGuard(http_router(django_asgi_app))
 application = ProtocolTypeRouter(
     {
-        "http": CorsLayer(http_router(django_asgi_app)),
-        "websocket": AuthMiddlewareStack(websocket_router()),
+        "http": CorsLayer(guard),
+        "websocket": guard.wrapping(AuthMiddlewareStack(websocket_router())),
         "lifespan": Lifespan(),
     }
 )

@@ -120,6 +120,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "agui_app.transports.http.errors.ApiErrorMiddleware",  # innermost: sees the views' exceptions
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -215,7 +216,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_THROTTLE_CLASSES": ["agui_app.transports.http.throttling.CredentialRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["agui_app.transports.http.parsers.JsonParser"],
     "EXCEPTION_HANDLER": "agui_app.transports.http.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -266,6 +267,16 @@ LOGGING = {
 AGUI_DEFAULT_MODEL = env_str("AGUI_DEFAULT_MODEL", "demo")
 AGUI_DEMO_API_KEY = env_str("AGUI_DEMO_API_KEY")
 AGUI_MAX_BODY_BYTES = env_int("AGUI_MAX_BODY_BYTES", 1024 * 1024)
+AGUI_JSON_MAX_DEPTH = env_int("AGUI_JSON_MAX_DEPTH", 256)  # nesting of any JSON body or frame
+AGUI_METADATA_MAX_BYTES = env_int("AGUI_METADATA_MAX_BYTES", 16 * 1024)  # a thread's metadata, as JSON
+AGUI_RUN_MAX_MESSAGES = env_int("AGUI_RUN_MAX_MESSAGES", 1000)  # messages in one RunAgentInput
+AGUI_RUN_MAX_TOOLS = env_int("AGUI_RUN_MAX_TOOLS", 128)  # frontend tools in one RunAgentInput
+AGUI_TOOL_ARGS_MAX_BYTES = env_int("AGUI_TOOL_ARGS_MAX_BYTES", 64 * 1024)  # one tool call's arguments
+AGUI_ADMIN_MAX_BODY_BYTES = env_int("AGUI_ADMIN_MAX_BODY_BYTES", 16 * 1024 * 1024)  # bodies outside /api/
+AGUI_BODY_TIMEOUT_SECONDS = env_float("AGUI_BODY_TIMEOUT_SECONDS", 30.0)  # to receive a whole request body
+AGUI_MAX_REQUESTS_PER_CLIENT = env_int(
+    "AGUI_MAX_REQUESTS_PER_CLIENT", 256
+)  # open at once per address; 0: off
 AGUI_SSE_KEEPALIVE_SECONDS = env_float("AGUI_SSE_KEEPALIVE_SECONDS", 15.0)
 AGUI_EVENT_FLUSH_EVENTS = env_int("AGUI_EVENT_FLUSH_EVENTS", 256)
 AGUI_EVENT_FLUSH_MS = env_int("AGUI_EVENT_FLUSH_MS", 5)
@@ -290,6 +301,9 @@ AGUI_MAX_QUEUED_RUNS = env_int("AGUI_MAX_QUEUED_RUNS", 10)  # per thread (multit
 AGUI_DEFAULT_MAX_ITERATIONS = env_int("AGUI_DEFAULT_MAX_ITERATIONS", 25)
 AGUI_DEFAULT_MAX_EXECUTION_SECONDS = env_int("AGUI_DEFAULT_MAX_EXECUTION_SECONDS", 300)
 AGUI_STATE_MAX_BYTES = env_int("AGUI_STATE_MAX_BYTES", 4 * 1024 * 1024)
+AGUI_STATE_MAX_CONTAINERS = env_int("AGUI_STATE_MAX_CONTAINERS", 200_000)  # objects + arrays in a state
+AGUI_PATCH_MAX_OPS = env_int("AGUI_PATCH_MAX_OPS", 1000)  # operations in one JSON Patch
+AGUI_PATCH_MAX_WORK_BYTES = env_int("AGUI_PATCH_MAX_WORK_BYTES", 16 * 1024 * 1024)  # copied/measured
 AGUI_STATE_IN_PROMPT_CHARS = env_int("AGUI_STATE_IN_PROMPT_CHARS", 8000)
 AGUI_PREDICT_STATE_PER_SECOND = env_float("AGUI_PREDICT_STATE_PER_SECOND", 20.0)  # per key, per run
 AGUI_PRIVATE_STATE_KEYS = env_list("AGUI_PRIVATE_STATE_KEYS", [])  # server-only, for every agent
@@ -302,6 +316,9 @@ AGUI_SKILL_RESOURCE_MAX_BYTES = env_int("AGUI_SKILL_RESOURCE_MAX_BYTES", 256 * 1
 # Keys (Fernet, comma-separated, newest first) that encrypt MCP header secrets; unset: derived from SECRET_KEY.
 AGUI_SECRETS_KEYS = env_list("AGUI_SECRETS_KEYS", [])
 AGUI_MCP_TOOLS_TTL_SECONDS = env_int("AGUI_MCP_TOOLS_TTL_SECONDS", 300)  # tools discovered from a server
+AGUI_SKILL_IMPORT_MAX_RATIO = env_int(
+    "AGUI_SKILL_IMPORT_MAX_RATIO", 100
+)  # per zip member, uncompressed:compressed
 AGUI_REGISTRY_MAX_BODY_BYTES = env_int("AGUI_REGISTRY_MAX_BODY_BYTES", 1024 * 1024)  # agent/skill JSON
 AGUI_SCHEMA_MAX_BYTES = env_int("AGUI_SCHEMA_MAX_BYTES", 64 * 1024)  # state and output JSON Schemas
 AGUI_WEBSOCKET_ENABLED = env_bool("AGUI_WEBSOCKET_ENABLED", True)

@@ -1,6 +1,8 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from agui_app.transports.http import errors
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -8,4 +10,7 @@ urlpatterns = [
     path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    re_path(r"^api/", errors.api_not_found),  # last: any other /api/ path is a JSON 404
 ]
+handler404 = errors.handler404
+handler500 = errors.handler500

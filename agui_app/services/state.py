@@ -23,7 +23,9 @@ from agui_app.events.log import append_events
 from agui_app.events.shape import LoggedEvent, state_change, state_snapshot
 from agui_app.models import StateRevision, StateSource, Thread
 from agui_app.services.private_state import private_keys, refuse_private_writes
+from agui_app.state.budget import PatchBudget, PatchBudgetExceeded, PatchMeter
 from agui_app.state.patching import PatchError, apply_patch_in_place, validate_patch
+from capabilities.schemas import bounded_validator
 
 
 class StateTooLarge(ApiError):
@@ -45,7 +47,7 @@ def check_schema(schema: dict[str, Any] | None, state: Any) -> None:
     """Raises Unprocessable naming the first schema violation."""
     if not schema:
         return
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(state))
+    error = jsonschema.exceptions.best_match(bounded_validator(schema).iter_errors(state))
     if error is not None:
         pointer = "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in error.absolute_path)
         raise Unprocessable(
@@ -55,8 +57,55 @@ def check_schema(schema: dict[str, Any] | None, state: Any) -> None:
         )
 
 
+class PatchTooLarge(ApiError):
+    status = 413
+    code = "patch_too_large"
+
+
+def check_op_count(ops: Any) -> None:
+    """Raises 413 for a patch of more than ``AGUI_PATCH_MAX_OPS`` operations."""
+    limit = settings.AGUI_PATCH_MAX_OPS
+    if isinstance(ops, list) and len(ops) > limit:
+        raise PatchTooLarge(
+            f"The patch has {len(ops)} operations; the limit is {limit}.",
+            details={"operations": len(ops), "limit": limit},
+        )
+
+
+def apply_within_budget(state: Any, ops: list[dict[str, Any]]) -> Any:
+    """``apply_patch_in_place`` with the size, work and depth budgets checked before each op runs.
+
+    Raises:
+        StateTooLarge: an op would grow the state past ``AGUI_STATE_MAX_BYTES`` or
+            ``AGUI_STATE_MAX_CONTAINERS`` objects and arrays.
+        PatchTooLarge: the patch would copy or measure more than ``AGUI_PATCH_MAX_WORK_BYTES``.
+        Unprocessable: ``state_too_deep`` (past ``MAX_DEPTH``) or ``patch_not_applicable``.
+    """
+    budget = PatchBudget(
+        max_bytes=settings.AGUI_STATE_MAX_BYTES,
+        max_work_bytes=settings.AGUI_PATCH_MAX_WORK_BYTES,
+        max_containers=settings.AGUI_STATE_MAX_CONTAINERS,
+    )
+    try:
+        return apply_patch_in_place(state, ops, before=PatchMeter(budget, state))
+    except PatchBudgetExceeded as exc:
+        details = {**exc.as_details(), "limit": exc.limit}
+        if exc.limit in ("size", "containers"):
+            raise StateTooLarge(str(exc), details=details) from exc
+        if exc.limit == "work":
+            raise PatchTooLarge(str(exc), details=details) from exc
+        raise Unprocessable(str(exc), code="state_too_deep", details=details) from exc
+    except PatchError as exc:
+        raise Unprocessable(str(exc), code="patch_not_applicable", details=exc.as_details()) from exc
+
+
 def check_size(state: Any) -> None:
-    size = len(orjson.dumps(state))
+    try:
+        size = len(orjson.dumps(state))
+    except orjson.JSONEncodeError as exc:  # deeper than orjson encodes: no patch may leave it so
+        raise Unprocessable(
+            "The new state cannot be encoded as JSON.", code="state_too_deep", details={"reason": str(exc)}
+        ) from exc
     if size > settings.AGUI_STATE_MAX_BYTES:
         raise StateTooLarge(
             f"The new state is {size} bytes; the limit is {settings.AGUI_STATE_MAX_BYTES}.",
@@ -89,8 +138,10 @@ def state_apply_patch(
             schema violation; ``details`` names the operation (index, op, path) and the reason.
         PreconditionFailed: ``base_version`` is not the current version; ``details`` carries the
             current version and state.
-        StateTooLarge: the result exceeds ``AGUI_STATE_MAX_BYTES``.
+        StateTooLarge: the result (or a step on the way) exceeds ``AGUI_STATE_MAX_BYTES``.
+        PatchTooLarge: more than ``AGUI_PATCH_MAX_OPS`` ops, or ``AGUI_PATCH_MAX_WORK_BYTES`` of work.
     """
+    check_op_count(ops)
     try:
         validated = validate_patch(ops)
     except PatchError as exc:
@@ -105,10 +156,7 @@ def state_apply_patch(
                 code="stale_version",
                 details={"currentVersion": thread.state_version, "state": thread.state},
             )
-        try:
-            state = apply_patch_in_place(thread.state, validated)
-        except PatchError as exc:
-            raise Unprocessable(str(exc), code="patch_not_applicable", details=exc.as_details()) from exc
+        state = apply_within_budget(thread.state, validated)
         if not isinstance(state, dict):
             raise Unprocessable(
                 "The shared state must stay a JSON object.",

@@ -42,7 +42,7 @@ _MEMBERS: dict[str, frozenset[str]] = {
     "copy": frozenset({"op", "path", "from"}),
     "test": frozenset({"op", "path", "value"}),
 }
-_POINTER = re.compile(r"(?:/(?:[^/~]|~[01])*)*")
+_POINTER = re.compile(r"(?:/(?:[^/~\x00]|~[01])*)*")  # no NUL: no key may hold one (see values)
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no sign, no leading zeros, ASCII digits only
 _MISSING = object()
 _JSON_KIND = {str: "a string", int: "a number", float: "a number", bool: "a boolean", type(None): "null"}
@@ -292,7 +292,9 @@ def _apply_op(root: Any, op: Op, undo: list[Callable[[], object]]) -> Any:
     return _add(root, parts, _remove(root, source, "'from'", undo), undo)  # moved, not copied
 
 
-def apply_patch_in_place(doc: JSON, ops: Iterable[Op]) -> JSON:
+def apply_patch_in_place(
+    doc: JSON, ops: Iterable[Op], *, before: Callable[[JSON, Op], object] | None = None
+) -> JSON:
     """Applies a patch to ``doc`` in place, atomically, and returns the new root.
 
     The root object changes only when an op targets the path ``""``; otherwise the returned value is
@@ -305,13 +307,17 @@ def apply_patch_in_place(doc: JSON, ops: Iterable[Op]) -> JSON:
     Raises:
         PatchError: for the first op that is malformed or fails (missing path, bad array index,
             failed ``test``, move into its own child, ...). Every earlier op is rolled back first, so
-            ``doc`` is left exactly as it was, with the same objects in the same order.
+            ``doc`` is left exactly as it was, with the same objects in the same order. ``before(root,
+            op)`` (a ``budget.PatchMeter``) runs before each op; what it raises rolls back likewise.
     """
     undo: list[Callable[[], object]] = []
     root: Any = doc
     for index, raw in enumerate(ops):
         try:
-            root = _apply_op(root, _check_op(raw), undo)
+            op = _check_op(raw)
+            if before is not None:
+                before(root, op)
+            root = _apply_op(root, op, undo)
         except BaseException as exc:  # even KeyboardInterrupt: the document must never be half-patched
             for action in reversed(undo):
                 action()

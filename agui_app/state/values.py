@@ -4,8 +4,8 @@ Shared by :mod:`agui_app.state.patching` and :mod:`agui_app.state.cow`. Pure Pyt
 
 "JSON" here means exactly what the hub can put on the wire with orjson: plain ``dict`` (``str`` keys),
 ``list``, ``str``, ``int``, ``float``, ``bool`` and ``None``; no subclasses, tuples or other types,
-finite floats, integers orjson can encode (64-bit), strings without lone surrogates, and at most
-``MAX_DEPTH`` levels of nesting.
+finite floats, integers orjson can encode (64-bit), strings without lone surrogates or NUL characters
+(PostgreSQL's jsonb cannot store U+0000), and at most ``MAX_DEPTH`` levels of nesting.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ def _where(trail: _Trail) -> str:
 
 
 def _check_str(value: str, trail: _Trail, what: str) -> None:
+    if "\x00" in value:
+        raise NotJSONError(f"{what}{_where(trail)} contains a NUL character (U+0000)")
     if value.isascii():  # the common case, decided in C without encoding
         return
     try:
@@ -113,7 +115,7 @@ def clone_json(value: Any) -> JSON:
             else:
                 # Inline fast paths for the common valid scalars; anything else gets the full check.
                 if not (
-                    (item_kind is str and item.isascii())
+                    (item_kind is str and item.isascii() and "\x00" not in item)
                     or (item_kind is int and INT_MIN <= item <= INT_MAX)
                     or item_kind is bool
                     or item is None

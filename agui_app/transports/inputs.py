@@ -57,10 +57,15 @@ def check_body_size(size: int) -> None:
 
 
 def parse_json(body: bytes) -> Any:
-    """Raises 400 for a body that is not JSON."""
+    """Raises 400 for a body that is not JSON, 422 ``too_deep`` for one nested past orjson's limit."""
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        if "depth" in str(exc) or "recursion" in str(exc):
+            limit = settings.AGUI_JSON_MAX_DEPTH
+            raise TooDeep(
+                f"The body is nested deeper than {limit} levels.", details={"limit": limit}
+            ) from exc
         raise MalformedJson(f"The body is not valid JSON: {exc}") from exc
 
 
@@ -103,8 +108,44 @@ def run_input_from_json(body: bytes, *, field_prefix: str = "") -> RunAgentInput
         ) from exc
     check_identifier(run_input.thread_id, "threadId")
     check_identifier(run_input.run_id, "runId")
+    if run_input.parent_run_id is not None:
+        check_identifier(run_input.parent_run_id, "parentRunId")
+    check_run_input_bounds(run_input, body, field_prefix=field_prefix)
     check_run_webhook(run_input, field_prefix)
     return run_input
+
+
+def check_run_input_bounds(run_input: RunAgentInput, body: bytes, *, field_prefix: str = "") -> None:
+    """What a valid ``RunAgentInput`` may still not carry: NUL characters, nesting past
+    ``AGUI_JSON_MAX_DEPTH``, a ``protocolVersion`` longer than its column, more than
+    ``AGUI_RUN_MAX_MESSAGES`` messages or ``AGUI_RUN_MAX_TOOLS`` tools, message ids over 128
+    characters, tool-call arguments over ``AGUI_TOOL_ARGS_MAX_BYTES``. Raises 422."""
+    check_json_input(orjson.loads(body), max_depth=settings.AGUI_JSON_MAX_DEPTH, where="the run input")
+    version = getattr(run_input, "protocol_version", None) or ""
+    problems: list[tuple[str, str]] = []
+    if len(version) > 16:
+        problems.append(("protocolVersion", "at most 16 characters"))
+    if len(run_input.messages) > settings.AGUI_RUN_MAX_MESSAGES:
+        problems.append(("messages", f"at most {settings.AGUI_RUN_MAX_MESSAGES} messages"))
+    if len(run_input.tools) > settings.AGUI_RUN_MAX_TOOLS:
+        problems.append(("tools", f"at most {settings.AGUI_RUN_MAX_TOOLS} tools"))
+    for index, message in enumerate(run_input.messages):
+        if len(message.id) > 128:
+            problems.append((f"messages.{index}.id", "at most 128 characters"))
+        for call in getattr(message, "tool_calls", None) or []:
+            if len(call.function.arguments.encode()) > settings.AGUI_TOOL_ARGS_MAX_BYTES:
+                problems.append(
+                    (
+                        f"messages.{index}.toolCalls",
+                        f"arguments of at most {settings.AGUI_TOOL_ARGS_MAX_BYTES} bytes",
+                    )
+                )
+    if problems:
+        fields = [{"field": field_prefix + name, "message": why, "type": "limit"} for name, why in problems]
+        named = "; ".join(f"{f['field']}: {f['message']}" for f in fields)
+        raise Unprocessable(
+            f"The input is over a limit: {named}.", code="invalid_run_input", details={"fields": fields}
+        )
 
 
 MAX_WEBHOOK_URL_CHARS = 2000
@@ -198,10 +239,74 @@ def background_run_input(
     return agent, run_input_from_json(orjson.dumps(raw), field_prefix="input.")
 
 
+BIGINT_MAX = 2**63 - 1  # the largest cursor a database column (and a comparison with one) holds
+
+
+def ascii_int(raw: str, *, maximum: int = BIGINT_MAX) -> int | None:
+    """``raw`` as a non-negative integer of ASCII digits up to ``maximum``, else None.
+
+    ``str.isdigit()`` alone is true for ``"²"`` or ``"٣"``, which ``int()`` refuses or reads; a
+    number of thousands of digits is refused by ``int()`` and overflows a bigint column anyway.
+    """
+    if not (0 < len(raw) <= 19 and raw.isascii() and raw.isdigit()):
+        return None
+    value = int(raw)
+    return value if value <= maximum else None
+
+
 def non_negative_int(raw: str | None, name: str, default: int) -> int:
     """A cursor or limit from a query parameter or header. Raises 400 ``bad_cursor``."""
     if raw is None or raw == "":
         return default
-    if not (raw.isascii() and raw.isdigit()):
-        raise ApiError(f"{name} must be a non-negative integer, got {raw!r}.", code="bad_cursor")
-    return int(raw)
+    value = ascii_int(raw)
+    if value is None:
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        raise ApiError(
+            f"{name} must be a non-negative integer (at most {BIGINT_MAX}), got {shown!r}.", code="bad_cursor"
+        )
+    return value
+
+
+class UnstorableText(Unprocessable):
+    code = "invalid_text"
+
+
+class TooDeep(Unprocessable):
+    code = "too_deep"
+
+
+def check_json_input(value: Any, *, max_depth: int, where: str = "the body") -> None:
+    """Refuses what no database column can hold and what no code should walk: a string (or object key)
+    containing U+0000 — PostgreSQL's text and jsonb cannot store it — and nesting deeper than
+    ``max_depth``. Iterative, so depth cannot hit the recursion limit.
+
+    Raises:
+        UnstorableText: 422 ``invalid_text`` naming the JSON Pointer of the string.
+        TooDeep: 422 ``too_deep``.
+    """
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        node, pointer, depth = stack.pop()
+        kind = type(node)
+        if kind is str:
+            if "\x00" in node:
+                raise UnstorableText(
+                    f"A string in {where} contains the NUL character (U+0000), which cannot be stored.",
+                    details={"pointer": pointer},
+                )
+        elif kind is dict or kind is list:
+            if depth >= max_depth:
+                raise TooDeep(
+                    f"{where} is nested deeper than {max_depth} levels.", details={"limit": max_depth}
+                )
+            if kind is dict:
+                for key, item in node.items():
+                    child = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"
+                    if "\x00" in key:
+                        raise UnstorableText(
+                            f"An object key in {where} contains the NUL character (U+0000), which cannot be stored.",
+                            details={"pointer": child},
+                        )
+                    stack.append((item, child, depth + 1))
+            else:
+                stack.extend((item, f"{pointer}/{index}", depth + 1) for index, item in enumerate(node))

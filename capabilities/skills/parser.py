@@ -26,6 +26,8 @@ from capabilities.skills.spec import (
     suggest,
 )
 
+MAX_YAML_DEPTH = 32
+
 
 class _Loader(yaml.SafeLoader):
     """``yaml.safe_load`` that rejects duplicate keys (PyYAML silently keeps the last one) and records
@@ -34,6 +36,26 @@ class _Loader(yaml.SafeLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.lines: dict[KeyPath, int] = {}
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        """Refuses anchors and aliases — frontmatter never needs them, and each alias of an alias
+        multiplies what the document expands to ("billion laughs") — and nesting past ``MAX_YAML_DEPTH``
+        (PyYAML composes recursively)."""
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None, None, "anchors (&name) and aliases (*name) are not allowed", event.start_mark
+            )
+        self.depth += 1
+        try:
+            if self.depth > MAX_YAML_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", event.start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[str] = set()

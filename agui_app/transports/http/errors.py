@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
-from django.http import JsonResponse
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from agui_app.errors import ApiError, TooManyRequests
+from agui_app.errors import ApiError, NotFound, TooManyRequests
+
+logger = logging.getLogger(__name__)
 
 
 def error_response(error: ApiError) -> JsonResponse:
@@ -70,3 +76,62 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="api"'
     return response
+
+
+# --- every error under /api/ is JSON ---------------------------------------------------------
+
+
+def is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+@csrf_exempt
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """The last URL pattern under ``api/``: an unknown path is a JSON 404, not Django's HTML page."""
+    return error_response(NotFound("No such endpoint.", details={"path": request.path[:200]}))
+
+
+class ApiErrorMiddleware:
+    """An exception a view under ``/api/`` did not handle becomes a JSON error (500 unless it is one
+    Django maps to 400/404), logged, never a traceback page — with ``DEBUG`` on or off."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[..., Any]) -> None:
+        self.get_response = get_response
+        from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not is_api(request):
+            return None
+        if isinstance(exception, ApiError):
+            return error_response(exception)
+        if isinstance(exception, Http404 | PermissionDenied):
+            return error_response(NotFound("Not found."))
+        if isinstance(exception, SuspiciousOperation):
+            return error_response(ApiError("The request is malformed.", code="bad_request"))
+        logger.error("%s %s failed", request.method, request.path, exc_info=exception)
+        return error_response(ApiError("Internal error.", code="internal_error", status=500))
+
+
+def handler404(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if is_api(request):
+        return api_not_found(request)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def handler500(request: HttpRequest) -> HttpResponse:
+    if is_api(request):
+        return error_response(ApiError("Internal error.", code="internal_error", status=500))
+    from django.views.defaults import server_error
+
+    return server_error(request)

@@ -6,7 +6,6 @@ from typing import Any
 
 from django.db.models import QuerySet
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -28,16 +27,18 @@ from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch, state_replace
 from agui_app.services.threads import thread_create, thread_delete, thread_update
 from agui_app.transports.http import serializers as out
+from agui_app.transports.http.parsers import JsonParser, JsonPatchParser
+from agui_app.transports.inputs import BIGINT_MAX, ascii_int
 from capabilities.selectors import enabled_skill_ids
 
 
 class Pagination(LimitOffsetPagination):
     default_limit = 50
     max_limit = 500
+    max_offset = 10**9  # past a bigint an OFFSET is a database error; nobody pages this far
 
-
-class JsonPatchParser(JSONParser):
-    media_type = "application/json-patch+json"
+    def get_offset(self, request: Request) -> int:
+        return min(super().get_offset(request), self.max_offset)
 
 
 class TenantAPIView(APIView):
@@ -170,10 +171,11 @@ def parse_if_match(request: Request) -> int | None:
     raw = request.headers.get("If-Match")
     if raw is None or raw.strip() == "*":
         return None
-    value = raw.strip().removeprefix("W/").strip('"')
-    if not value.isdigit():
-        raise ApiError(f'If-Match must be a version ETag like "3", got {raw!r}.', code="bad_if_match")
-    return int(value)
+    value = ascii_int(raw.strip().removeprefix("W/").strip('"'), maximum=BIGINT_MAX)
+    if value is None:
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        raise ApiError(f'If-Match must be a version ETag like "3", got {shown!r}.', code="bad_if_match")
+    return value
 
 
 def state_response(version: int, state: dict[str, Any]) -> Response:
@@ -183,7 +185,7 @@ def state_response(version: int, state: dict[str, Any]) -> Response:
 
 
 class ThreadStateView(TenantAPIView):
-    parser_classes = [JsonPatchParser, JSONParser]
+    parser_classes = [JsonPatchParser, JsonParser]
     required_scopes = {"GET": Scope.THREADS_READ, "PATCH": Scope.STATE_WRITE, "PUT": Scope.STATE_WRITE}
 
     def get(self, request: Request, thread_id: str) -> Response:

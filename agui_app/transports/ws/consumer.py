@@ -44,7 +44,7 @@ from agui_app.services.state import state_apply_patch
 from agui_app.services.tokens import TokenExpired
 from agui_app.transports.auth import aprincipal_for, bearer_token, insufficient_scope
 from agui_app.transports.browsers import origin_refusal, scope_site_origin, site_page
-from agui_app.transports.inputs import ID_PATTERN
+from agui_app.transports.inputs import ID_PATTERN, check_json_input
 from agui_app.transports.ws.frames import (
     FRAMES,
     AuthFrame,
@@ -156,8 +156,12 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             content = orjson.loads(raw)
+            check_json_input(content, max_depth=settings.AGUI_JSON_MAX_DEPTH, where="the frame")
         except orjson.JSONDecodeError as exc:
             await self.send_error("malformed_json", f"The frame is not valid JSON: {exc}", ref=None)
+            return
+        except Unprocessable as exc:  # NUL characters, nesting: nothing in it could be stored
+            await self.send_error(exc.code, exc.message, ref=None, details=exc.details)
             return
         await self.receive_json(content)
 

@@ -10,9 +10,9 @@ from ag_ui.core import RunAgentInput
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agui_app.errors import Unprocessable
-from agui_app.transports.inputs import field_errors, run_input_from_json
+from agui_app.transports.inputs import BIGINT_MAX, field_errors, run_input_from_json
 
-Seq = Annotated[int, Field(strict=True, ge=0)]
+Seq = Annotated[int, Field(strict=True, ge=0, le=BIGINT_MAX)]
 
 
 class ClientFrame(BaseModel):
@@ -47,7 +47,7 @@ class StateGetFrame(ClientFrame):
 
 class CancelFrame(ClientFrame):
     type: Literal["cancel"]
-    run_id: str = Field(alias="runId", min_length=1)
+    run_id: str = Field(alias="runId", min_length=1, max_length=128)
 
 
 class PingFrame(ClientFrame):
