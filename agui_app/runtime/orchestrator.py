@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
@@ -19,6 +20,7 @@ from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
+from agui_app import logs, metrics
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
@@ -55,12 +57,18 @@ async def start_run(
     run = RunExecution(admission=admission, agent=agent, tenant=tenant, run_input=run_input, handle=handle)
 
     async def execute() -> None:
+        metrics.active_runs.inc()
         try:
             await run.execute()
         finally:
+            metrics.active_runs.dec()
             supervisor.unregister(handle)
 
     handle.task = spawn_detached(execute(), name=f"agui-run-{handle.run_id}")
+    metrics.runs_started.inc()
+    logs.run_started(
+        tenant=tenant.slug, agent=agent.slug, thread=admission.thread.thread_id, run=admission.run.run_id
+    )
     return handle
 
 
@@ -96,6 +104,8 @@ class RunExecution:
         self.reasoning = True
         self.started = False
         self.meter = UsageMeter()
+        self.began = time.monotonic()
+        self.first_event_seen = False
 
     async def execute(self) -> None:
         """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
@@ -187,6 +197,9 @@ class RunExecution:
             if isinstance(event.value, dict):
                 self.saved_entry_ids = list(event.value.get("entry_ids") or [])
             return
+        if not self.first_event_seen:
+            self.first_event_seen = True
+            metrics.time_to_first_event_seconds.observe(time.monotonic() - self.began)
         self.stream_ids.observe(event)
         await self.writer.add(encode(event))
 
@@ -218,6 +231,24 @@ class RunExecution:
             await self.writer.flush_with(finish)
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
+        self.report(status, error)
+
+    def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
+        """The run's end line and counters ."""
+        metrics.runs_finished.labels(status=status.value).inc()
+        usage = self.meter.total
+        logs.run_finished(
+            tenant=self.tenant.slug,
+            agent=self.agent.slug,
+            thread=self.thread.thread_id,
+            run=self.run.run_id,
+            status=status.value,
+            duration_ms=round((time.monotonic() - self.began) * 1000),
+            events=self.writer.logged,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            error_code=error.get("code") if error else None,
+        )
 
     @staticmethod
     def ending(
