@@ -19,9 +19,12 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    disable_created_metrics,
     multiprocess,
 )
 from prometheus_client import generate_latest as _generate_latest
+
+disable_created_metrics()  # no *_created series: the start time is not worth a series per counter
 
 runs_started = Counter("agui_runs_started", "Runs admitted and started in this process.")
 runs_finished = Counter("agui_runs_finished", "Runs that ended, by final status.", ["status"])

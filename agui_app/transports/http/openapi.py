@@ -210,6 +210,20 @@ def add_errors(paths: dict[str, Any]) -> None:
                 responses.setdefault(code, error_response(code))
 
 
+def any_value_once(node: Any) -> Any:
+    """drf-spectacular 0.30 writes a nullable ``JSONField`` as ``oneOf: [{}, {"type": "null"}]``
+    under OAS 3.1, which no value can satisfy (``null`` matches both): ``{}`` says the same."""
+    if isinstance(node, dict):
+        if node.get("oneOf") == [{}, {"type": "null"}]:
+            del node["oneOf"]
+        for value in node.values():
+            any_value_once(value)
+    elif isinstance(node, list):
+        for value in node:
+            any_value_once(value)
+    return node
+
+
 def add_agui_endpoints(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """drf-spectacular postprocessing hook (``SPECTACULAR_SETTINGS['POSTPROCESSING_HOOKS']``)."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
@@ -234,6 +248,7 @@ def add_agui_endpoints(result: dict[str, Any], generator: Any, request: Any, pub
     paths["/api/v1/threads/{thread_id}/events"] = {"get": events_operation()}
     add_ops_endpoints(paths)
     add_errors(paths)
+    any_value_once(schemas)
     result.setdefault("components", {}).setdefault("securitySchemes", {})["metricsToken"] = {
         "type": "http",
         "scheme": "bearer",
