@@ -77,6 +77,11 @@ def append_events(
     return logged
 
 
+def run_event_count(run_pk: int) -> int:
+    """How many events the run has logged so far."""
+    return Event.objects.filter(run_id=run_pk).count()
+
+
 def events_after(
     thread_pk: uuid.UUID, after: int, *, limit: int, until: int | None = None
 ) -> list[LoggedEvent]:

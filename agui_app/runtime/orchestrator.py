@@ -24,6 +24,7 @@ from agui_app import logs, metrics
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
+from agui_app.events.log import run_event_count
 from agui_app.events.shape import PendingEvent, capability_skipped, encode, messages_snapshot, run_started
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, run_input_without_state
@@ -106,6 +107,7 @@ class RunExecution:
         self.meter = UsageMeter()
         self.began = time.monotonic()
         self.first_event_seen = False
+        self.events_logged = 0
 
     async def execute(self) -> None:
         """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
@@ -225,6 +227,7 @@ class RunExecution:
             if snapshot is not None:
                 events.append(messages_snapshot(snapshot))
             events.append(encode(terminal))
+            self.events_logged = run_event_count(self.run.pk) + len(events)  # for the run's end line
             return events
 
         try:
@@ -244,7 +247,7 @@ class RunExecution:
             run=self.run.run_id,
             status=status.value,
             duration_ms=round((time.monotonic() - self.began) * 1000),
-            events=self.writer.logged,
+            events=self.events_logged,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             error_code=error.get("code") if error else None,

@@ -35,7 +35,6 @@ class RunEventWriter:
         self._timed_flush: asyncio.Task[None] | None = None
         self.failure: BaseException | None = None
         self.count = 0
-        self.logged = 0  # committed to the log, the run's closing events included
 
     async def add(self, event: PendingEvent) -> None:
         if self.failure is not None:
@@ -85,4 +84,3 @@ class RunEventWriter:
                 batch = batch + finish()
             append_events(self.thread_pk, batch, run_pk=self.run_pk, run_id=self.run_id)
         metrics.event_write_seconds.observe(time.monotonic() - began)
-        self.logged += len(batch)
