@@ -73,7 +73,7 @@ def run_finished(
     run: str,
     status: str,
     duration_ms: int,
-    events: int,
+    events: int | None,
     input_tokens: int,
     output_tokens: int,
     error_code: str | None,

@@ -107,7 +107,6 @@ class RunExecution:
         self.meter = UsageMeter()
         self.began = time.monotonic()
         self.first_event_seen = False
-        self.events_logged = 0
 
     async def execute(self) -> None:
         """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
@@ -227,19 +226,22 @@ class RunExecution:
             if snapshot is not None:
                 events.append(messages_snapshot(snapshot))
             events.append(encode(terminal))
-            self.events_logged = run_event_count(self.run.pk) + len(events)  # for the run's end line
             return events
 
         try:
             await self.writer.flush_with(finish)
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
-        self.report(status, error)
+        await self.report(status, error)
 
-    def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
-        """The run's end line and counters ."""
+    async def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
+        """The run's end line and counters (after its end is committed, so its events are all counted)."""
         metrics.runs_finished.labels(status=status.value).inc()
         usage = self.meter.total
+        try:
+            events: int | None = await in_db_thread(run_event_count)(self.run.pk)
+        except Exception:
+            events = None
         logs.run_finished(
             tenant=self.tenant.slug,
             agent=self.agent.slug,
@@ -247,7 +249,7 @@ class RunExecution:
             run=self.run.run_id,
             status=status.value,
             duration_ms=round((time.monotonic() - self.began) * 1000),
-            events=self.events_logged,
+            events=events,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             error_code=error.get("code") if error else None,
