@@ -34,6 +34,7 @@ class JsonFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
+            "pid": record.process,  # which worker, when several share a port
             "message": record.getMessage(),
             **fields_of(record),
         }
