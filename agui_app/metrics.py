@@ -43,6 +43,8 @@ time_to_first_event_seconds = Histogram(
     "From a run's start to its first event after RUN_STARTED and the state snapshot.",
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
 )
+state_writes = Counter("agui_state_writes", "Shared-state changes committed, by source.", ["source"])
+state_conflicts = Counter("agui_state_conflicts", "State writes refused because If-Match was not current.")
 requests_refused = Counter("agui_requests_refused", "Requests answered with an error, by code.", ["code"])
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST

@@ -117,3 +117,17 @@ async def test_a_draining_process_refuses_new_runs_with_503_and_retry_after(
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "shutting_down"
     assert int(response["Retry-After"]) >= 1
+
+
+@pytest.mark.django_db(transaction=True)  # state writes are counted once committed
+def test_state_writes_and_conflicts_are_counted(api, agent) -> None:
+    assert (
+        api.post("/api/v1/threads", {"agent": "assistant", "threadId": "doc"}, format="json").status_code
+        == 201
+    )
+    writes, conflicts = sample("agui_state_writes_total", source="api"), sample("agui_state_conflicts_total")
+    assert api.put("/api/v1/threads/doc/state", {"state": {"a": 1}}, format="json").status_code == 200
+    stale = api.put("/api/v1/threads/doc/state", {"state": {"a": 2}}, format="json", HTTP_IF_MATCH='"0"')
+    assert stale.status_code == 412
+    assert sample("agui_state_writes_total", source="api") == writes + 1
+    assert sample("agui_state_conflicts_total") == conflicts + 1
