@@ -88,3 +88,12 @@ def test_the_text_format_puts_the_fields_after_the_message() -> None:
     assert line == "INFO agui.runs: run started tenant='acme' run_id='r-1'"
     body = json.loads(JsonFormatter().format(record))
     assert body["message"] == "run started" and body["tenant"] == "acme" and body["level"] == "INFO"
+
+
+def test_the_suite_wide_audit_catches_a_logged_key(owner_key: str) -> None:
+    from tests.support.credential_audit import AUDIT
+
+    assert owner_key in AUDIT.current  # recorded when the fixture made it
+    logging.getLogger("agui.test").warning("careless: %s", owner_key.rsplit("_", 1)[-1])
+    assert AUDIT.leaks and "careless" in AUDIT.leaks[0]
+    AUDIT.leaks.clear()  # this test logged it on purpose
