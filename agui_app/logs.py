@@ -97,9 +97,10 @@ def run_finished(
     )
 
 
-def request_refused(*, status: int, code: str, method: str, path: str) -> None:
-    """A request answered with an error (before any stream opened). Path and code only: never a
-    header, a body or a query string (they may hold credentials)."""
+def request_refused(*, status: int | None, code: str, method: str, path: str) -> None:
+    """A request answered with an error (before any stream opened), or a WebSocket frame refused
+    (``method="WS"``, no status). Path and code only: never a header, a body or a query string
+    (they may hold credentials)."""
     metrics.requests_refused.labels(code=code).inc()
     requests_log.info(
         "request refused",

@@ -76,7 +76,7 @@ async def test_runs_and_refusals_are_logged_with_their_fields_and_no_credential(
     assert {(401, "unauthenticated"), (404, "not_found")} <= refused
 
     written = "\n".join(lines(records)) + caplog.text + "".join(capfd.readouterr())
-    secret = owner_key.rsplit("_", 1)[-1]
+    secret = owner_key.split("_", 2)[2]
     for credential in (owner_key, secret, token, BAD_KEY):
         assert credential not in written
 
@@ -94,6 +94,6 @@ def test_the_suite_wide_audit_catches_a_logged_key(owner_key: str) -> None:
     from tests.support.credential_audit import AUDIT
 
     assert owner_key in AUDIT.current  # recorded when the fixture made it
-    logging.getLogger("agui.test").warning("careless: %s", owner_key.rsplit("_", 1)[-1])
+    logging.getLogger("agui.test").warning("careless: %s", owner_key.split("_", 2)[2])
     assert AUDIT.leaks and "careless" in AUDIT.leaks[0]
     AUDIT.leaks.clear()  # this test logged it on purpose

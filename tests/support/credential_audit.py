@@ -34,7 +34,9 @@ class CredentialAudit:
         self.ever.add(credential)
         self.current.add(credential)
         if credential.startswith("agui_"):
-            self.current.add(credential.rsplit("_", 1)[-1])  # the secret part alone
+            secret = credential.split("_", 2)[2]  # agui_<hex prefix>_<secret>: the secret alone
+            if len(secret) >= 16:
+                self.current.add(secret)
 
     def start_test(self) -> None:
         self.current.clear()

@@ -15,6 +15,8 @@ from ag_ui.core import AgentCapabilities, Event, Message, RunAgentInput
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from pydantic import TypeAdapter
 
+from agui_app.transports.ws.frames import FRAMES
+
 REF = "#/components/schemas/{model}"
 AGUI_TYPES: dict[str, Any] = {
     "RunAgentInput": RunAgentInput,
@@ -210,6 +212,25 @@ def add_errors(paths: dict[str, Any]) -> None:
                 responses.setdefault(code, error_response(code))
 
 
+WEBSOCKET_DESCRIPTION = (
+    "`ws://host/ws/v1/threads/{thread_id}`: the same events as the SSE streams, and state, runs and "
+    "cancels as client frames (`WsClientFrame`; first an `auth` frame with the key or user token). "
+    "The server sends `event` frames (`seq` and an `AguiEvent`), `state.ack`, `pong` and `error` frames (`code`, "
+    "`message`, `ref`); see the README's WebSocket section for close codes."
+)
+
+
+def websocket_schemas() -> dict[str, Any]:
+    """The WebSocket's client frames (OpenAPI has no WebSocket operation: ``x-websocket`` names them)."""
+    components: dict[str, Any] = {}
+    for model in FRAMES.values():
+        schema = TypeAdapter(model).json_schema(by_alias=True, ref_template=REF)
+        components.update(schema.pop("$defs", {}))
+        components[f"Ws{model.__name__}"] = schema
+    components["WsClientFrame"] = {"oneOf": [component_ref(f"Ws{m.__name__}") for m in FRAMES.values()]}
+    return components
+
+
 def any_value_once(node: Any) -> Any:
     """drf-spectacular 0.30 writes a nullable ``JSONField`` as ``oneOf: [{}, {"type": "null"}]``
     under OAS 3.1, which no value can satisfy (``null`` matches both): ``{}`` says the same."""
@@ -229,7 +250,15 @@ def add_agui_endpoints(result: dict[str, Any], generator: Any, request: Any, pub
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     for name, schema in agui_schemas().items():
         schemas.setdefault(name, schema)
+    for name, schema in websocket_schemas().items():
+        schemas.setdefault(name, schema)
     schemas["ReadinessBody"] = READINESS
+    result["x-websocket"] = {
+        "path": "/ws/v1/threads/{thread_id}",
+        "description": WEBSOCKET_DESCRIPTION,
+        "clientFrames": component_ref("WsClientFrame"),
+        "serverEvents": component_ref("AguiEvent"),
+    }
     paths = result.setdefault("paths", {})
     paths.setdefault("/api/v1/agents/{agent_slug}", {})["post"] = stream_operation(
         "agent_run",

@@ -113,3 +113,11 @@ def test_the_docs_load_nothing_from_another_site() -> None:
         html = response.content.decode()
         assert "/static/drf_spectacular_sidecar/" in html, page
         assert "https://" not in html and "http://" not in html.replace("http://testserver", ""), page
+
+
+def test_the_websocket_is_described_with_its_client_frames(document: dict[str, Any]) -> None:
+    websocket = document["x-websocket"]
+    assert websocket["path"] == "/ws/v1/threads/{thread_id}"
+    frames = document["components"]["schemas"]["WsClientFrame"]["oneOf"]
+    names = {ref["$ref"].rsplit("/", 1)[1] for ref in frames}
+    assert {"WsAuthFrame", "WsRunFrame", "WsSubscribeFrame", "WsStatePatchFrame", "WsCancelFrame"} <= names
