@@ -60,7 +60,7 @@ def test_every_operation_answers_within_its_schema_and_never_5xx(tmp_path: Path,
             "17",
             *[arg for operation in EXCLUDED_OPERATIONS for arg in ("--exclude-operation-id", operation)],
         ]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=280)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=280, cwd=tmp_path)
     finally:
         server.stop()
     report = result.stdout[-12000:] + result.stderr[-2000:]
