@@ -225,6 +225,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "AG-UI Hub API",
     "DESCRIPTION": "Multi-tenant AG-UI server: agents, threads, shared state, event log.",
     "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -254,11 +255,19 @@ CORS_EXPOSE_HEADERS = ["etag", "retry-after"]
 CORS_PREFLIGHT_MAX_AGE = env_int("AGUI_CORS_PREFLIGHT_MAX_AGE", 600)
 CORS_ALLOW_CREDENTIALS = False  # bearer tokens, never cookies, cross-origin
 
+# AGUI_LOG_FORMAT=json: one JSON object per line; text (the default): the message, then key=value fields.
+AGUI_LOG_FORMAT = "json" if env_str("AGUI_LOG_FORMAT", "text").lower() == "json" else "plain"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {
+            "()": "agui_app.logs.KeyValueFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s: %(message)s",
+        },
+        "json": {"()": "agui_app.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": AGUI_LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
@@ -288,6 +297,10 @@ AGUI_FOLLOW_POLL_SECONDS = env_float("AGUI_FOLLOW_POLL_SECONDS", 2.0)  # idle lo
 AGUI_LAYER_CHECK_SECONDS = env_float("AGUI_LAYER_CHECK_SECONDS", 5.0)  # channel layer check / reconnect
 AGUI_RUN_HEARTBEAT_SECONDS = env_float("AGUI_RUN_HEARTBEAT_SECONDS", 5.0)
 AGUI_RUN_STALE_SECONDS = env_float("AGUI_RUN_STALE_SECONDS", 30.0)
+# SIGTERM: stop admitting runs (503 + Retry-After), let active runs finish this long, then interrupt the rest.
+AGUI_SHUTDOWN_GRACE_SECONDS = env_float("AGUI_SHUTDOWN_GRACE_SECONDS", 20.0)
+AGUI_SHUTDOWN_RETRY_AFTER_SECONDS = env_int("AGUI_SHUTDOWN_RETRY_AFTER_SECONDS", 5)
+AGUI_METRICS_TOKEN = env_str("AGUI_METRICS_TOKEN")  # GET /metrics bearer token; unset: loopback clients only
 AGUI_TENANT_MAX_ACTIVE_RUNS = env_int("AGUI_TENANT_MAX_ACTIVE_RUNS", 200)  # a tenant's own limit wins
 AGUI_REQUESTS_PER_MINUTE = env_int("AGUI_REQUESTS_PER_MINUTE", 600)  # per key / per end user
 AGUI_RUNS_PER_MINUTE = env_int("AGUI_RUNS_PER_MINUTE", 60)  # run starts per key / per end user

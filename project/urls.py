@@ -2,10 +2,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from agui_app.transports.http import errors
+from agui_app.transports.http import errors, ops
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("healthz", ops.healthz, name="healthz"),
+    path("readyz", ops.readyz, name="readyz"),
+    path("metrics", ops.metrics_view, name="metrics"),
     path("api/v1/", include("agui_app.transports.http.urls")),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

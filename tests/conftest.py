@@ -28,6 +28,8 @@ from agui_app.services.tokens import token_mint
 from capabilities.models import Agent
 from capabilities.services.skills import skill_import_bundle
 from tests.support.asgi import AsgiClient
+from tests.support.credential_audit import AUDIT
+from tests.support.credential_audit import install as install_credential_audit
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_DIR = ROOT / "tests" / "node"
@@ -62,6 +64,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(
             "needs Debian's chromium (`apt-get install -y chromium`; .ci/run does) and playwright-core"
         )
+
+
+install_credential_audit()
+
+
+@pytest.fixture(autouse=True)
+def _no_credential_in_the_logs() -> Iterator[None]:
+    """The test fails if a log record emitted during it holds a key or token (``credential_audit``)."""
+    AUDIT.start_test()
+    yield
+    assert not AUDIT.leaks, f"a key or token was logged: {AUDIT.leaks}"
 
 
 @pytest.fixture(autouse=True)

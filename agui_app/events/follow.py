@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 
 from django.conf import settings
 
+from agui_app import lifecycle, metrics
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.events.hub import SubscriberOverflow, get_hub
 from agui_app.events.log import events_after
@@ -39,6 +40,7 @@ async def follow(
     The batch that holds the stop event ends with it. An empty batch is an idle tick (at least
     every ``AGUI_SSE_KEEPALIVE_SECONDS``), so callers can send keep-alives or notice a closed
     connection. When idle, the log is polled every ``idle_seconds`` (``AGUI_FOLLOW_POLL_SECONDS``).
+    Ends early when the process shuts down (``lifecycle.followers_closing``).
     """
     poll_seconds = idle_seconds if idle_seconds is not None else settings.AGUI_FOLLOW_POLL_SECONDS
     tick_seconds = min(poll_seconds, settings.AGUI_SSE_KEEPALIVE_SECONDS)
@@ -56,6 +58,7 @@ async def follow(
             if cursor.stopped or len(page) < PAGE:
                 return
 
+    metrics.followers.inc()
     try:
         async for batch in catch_up():  # replay what is already logged
             yield batch
@@ -80,7 +83,7 @@ async def follow(
             batch = cursor.take(live or [])
             hole = cursor.hole  # batches of two processes arrived out of order: the log has them all
             yield batch
-            if cursor.stopped:
+            if cursor.stopped or lifecycle.followers_closing():  # the process shuts down: reconnect elsewhere
                 return
             if hole:
                 async for batch in catch_up():
@@ -88,6 +91,7 @@ async def follow(
                 if cursor.stopped:
                     return
     finally:
+        metrics.followers.dec()
         await subscription.close()
 
 

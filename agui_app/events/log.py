@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from django.db import connection, transaction
 from django.utils import timezone
 
+from agui_app import metrics
 from agui_app.events.hub import publish_committed
 from agui_app.events.shape import LoggedEvent, PendingEvent
 from agui_app.models import Event, Thread
@@ -70,9 +71,15 @@ def append_events(
         LoggedEvent(seq=first + i, run_id=run_id, type=e.type, data=e.data, created_at=created)
         for i, e in enumerate(events)
     ]
+    transaction.on_commit(lambda: metrics.events_logged.inc(len(logged)))
     if publish:
         transaction.on_commit(lambda: publish_committed(str(thread_pk), logged))
     return logged
+
+
+def run_event_count(run_pk: int) -> int:
+    """How many events the run has logged so far."""
+    return Event.objects.filter(run_id=run_pk).count()
 
 
 def events_after(

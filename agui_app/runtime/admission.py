@@ -18,6 +18,7 @@ from django.conf import settings
 from agui_app.access import Principal
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import Conflict, Unprocessable
+from agui_app.lifecycle import refuse_while_draining
 from agui_app.models import OnDisconnect, Run, RunStatus
 from agui_app.runtime.orchestrator import start_next_queued, start_run
 from agui_app.selectors.runs import run_status
@@ -37,6 +38,7 @@ async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunA
     Shared by the HTTP endpoint and the WebSocket ``run`` frame. Raises the ``ApiError`` of a
     refused admission (nothing started then); the run's own failures end in a logged ``RUN_ERROR``.
     """
+    refuse_while_draining()  # 503 + Retry-After once SIGTERM came
     require_a_turn(run_input)
     admission = await admit(principal=principal, agent=agent, run_input=run_input)
     if admission.run.status == RunStatus.RUNNING:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
@@ -22,9 +23,11 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
+from agui_app import logs, metrics
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
+from agui_app.events.log import run_event_count
 from agui_app.events.shape import (
     PendingEvent,
     capability_skipped,
@@ -72,13 +75,19 @@ async def start_run(
     run.decided_by = decided_by
 
     async def execute() -> None:
+        metrics.active_runs.inc()
         try:
             await run.execute()
         finally:
+            metrics.active_runs.dec()
             supervisor.unregister(handle)
         await start_next_queued(admission.thread.pk)  # not when the task itself was cancelled
 
     handle.task = spawn_detached(execute(), name=f"agui-run-{handle.run_id}")
+    metrics.runs_started.inc()
+    logs.run_started(
+        tenant=tenant.slug, agent=agent.slug, thread=admission.thread.thread_id, run=admission.run.run_id
+    )
     return handle
 
 
@@ -141,6 +150,8 @@ class RunExecution:
         self.partial: list[ModelMessage] | None = None  # what a cancelled run did, for the history
         self.audit = ToolCallAudit()
         self.decided_by = ""
+        self.began = time.monotonic()
+        self.first_event_seen = False
 
     async def on_cancelled(self, cancelled: RunCancelled) -> None:
         self.partial = cancelled.new_messages()
@@ -246,6 +257,9 @@ class RunExecution:
             if isinstance(event.value, dict):
                 self.saved_entry_ids = list(event.value.get("entry_ids") or [])
             return
+        if not self.first_event_seen:
+            self.first_event_seen = True
+            metrics.time_to_first_event_seconds.observe(time.monotonic() - self.began)
         self.stream_ids.observe(event)
         if self.predictive:
             if event.type == EventType.TOOL_CALL_RESULT:  # a call that never settled its prediction
@@ -286,6 +300,28 @@ class RunExecution:
             await self.writer.flush_with(finish)
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
+        await self.report(status, error)
+
+    async def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
+        """The run's end line and counters (after its end is committed, so its events are all counted)."""
+        metrics.runs_finished.labels(status=status.value).inc()
+        usage = self.meter.total
+        try:
+            events: int | None = await in_db_thread(run_event_count)(self.run.pk)
+        except Exception:
+            events = None
+        logs.run_finished(
+            tenant=self.tenant.slug,
+            agent=self.agent.slug,
+            thread=self.thread.thread_id,
+            run=self.run.run_id,
+            status=status.value,
+            duration_ms=round((time.monotonic() - self.began) * 1000),
+            events=events,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            error_code=error.get("code") if error else None,
+        )
 
     async def restore_predictions(self) -> None:
         """Pattern D: a predicted call the run never settled (cancelled, denied, failed) is undone."""

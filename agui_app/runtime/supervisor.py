@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,9 +20,11 @@ from typing import Any
 from django.conf import settings
 from pydantic_ai import CancellationToken
 
+from agui_app import metrics
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.events.hub import get_hub
+from agui_app.runtime.shutdown import finish_drain, install_sigterm_hook
 from agui_app.services.attachments import attachments_heartbeat, runs_abandoned
 from agui_app.services.queued import threads_with_queued_runs
 from agui_app.services.recovery import runs_heartbeat, runs_recover_stale
@@ -145,19 +148,24 @@ async def get_supervisor() -> Supervisor:
 class Lifespan:
     """ASGI lifespan: start this process's supervisor at start-up, so runs a crashed process left
     ``running`` are recovered now rather than on the first request. (Uvicorn sends lifespan
-    events; Daphne does not, and there the supervisor starts with the first run or follower.)"""
+    events; Daphne does not, and there the supervisor starts with the first run or follower.)
+    At shutdown it waits for the drain (``runtime.shutdown``) that SIGTERM started."""
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
-                    await get_supervisor()
+                    install_sigterm_hook(await get_supervisor())
                 except Exception as exc:  # e.g. the database is down: say so, and let the server decide
                     logger.exception("could not start the run supervisor")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                supervisor = _supervisors.get(asyncio.get_running_loop())
+                if supervisor is not None:
+                    await finish_drain(supervisor)  # SIGTERM started it; otherwise it starts now
+                metrics.process_exited(os.getpid())
                 await send({"type": "lifespan.shutdown.complete"})
                 return

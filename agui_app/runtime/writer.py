@@ -9,12 +9,14 @@ before it is committed.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
 
+from agui_app import metrics
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.events.log import append_events
 from agui_app.events.shape import PendingEvent
@@ -76,7 +78,9 @@ class RunEventWriter:
                     raise
 
     def _write(self, batch: list[PendingEvent], finish: Callable[[], list[PendingEvent]] | None) -> None:
+        began = time.monotonic()
         with transaction.atomic():
             if finish is not None:
                 batch = batch + finish()
             append_events(self.thread_pk, batch, run_pk=self.run_pk, run_id=self.run_id)
+        metrics.event_write_seconds.observe(time.monotonic() - began)

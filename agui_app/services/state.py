@@ -18,6 +18,7 @@ import orjson
 from django.conf import settings
 from django.db import transaction
 
+from agui_app import metrics
 from agui_app.errors import ApiError, PreconditionFailed, Unprocessable
 from agui_app.events.log import append_events
 from agui_app.events.shape import LoggedEvent, state_change, state_snapshot
@@ -151,6 +152,7 @@ def state_apply_patch(
         if source != StateSource.AGENT:
             refuse_private_writes(validated, private_keys(thread.agent.state_schema))
         if base_version is not None and base_version != thread.state_version:
+            metrics.state_conflicts.inc()
             raise PreconditionFailed(
                 f"The state is at version {thread.state_version}, not {base_version}.",
                 code="stale_version",
@@ -204,6 +206,7 @@ def _commit(
         thread_id=thread.pk, version=thread.state_version, patch=ops, source=source, run_id=run_pk
     )
     [event] = append_events(thread.pk, [state_change(ops=ops, state=state)], run_pk=run_pk, run_id=run_id)
+    transaction.on_commit(lambda: metrics.state_writes.labels(source=source).inc())
     return StateChange(version=thread.state_version, state=state, ops=ops, event=event)
 
 

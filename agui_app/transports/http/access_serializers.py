@@ -10,20 +10,14 @@ from rest_framework import serializers
 
 from agui_app.access import TOKEN_SCOPES
 from agui_app.services.tenancy import MAX_ORIGINS
+from agui_app.transports.http.registry_serializers import ErrorSerializer
 from agui_app.transports.inputs import ID_PATTERN
 
 MAX_TOKEN_AGENTS = 50
 MAX_TOKEN_THREADS = 50
 
 
-class ErrorDetail(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.DictField(required=False)
-
-
-class ErrorBody(serializers.Serializer):
-    error = ErrorDetail()
+ErrorBody = ErrorSerializer  # one error body for the whole API
 
 
 class TokenInput(serializers.Serializer):

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agui_app.errors import not_found
 from agui_app.selectors.agents import agent_for
 from agui_app.selectors.threads import loaded_capabilities
+from agui_app.transports.http.openapi import component_ref
 from agui_app.transports.http.threads import TenantAPIView
 from capabilities.discovery import capabilities_document, document_etag
 
 CAPABILITIES_CACHE = "private, max-age=5"
+DOCUMENT = {
+    200: OpenApiResponse(component_ref("AgentCapabilities"), description="ETag; Cache-Control: private"),
+    304: OpenApiResponse(None, description="If-None-Match matched the ETag"),
+}
 
 
 def capabilities_response(request: Request, document: dict[str, Any]) -> Response:
@@ -28,6 +34,7 @@ def capabilities_response(request: Request, document: dict[str, Any]) -> Respons
 
 
 class AgentCapabilitiesView(TenantAPIView):
+    @extend_schema(operation_id="agent_capabilities", tags=["ag-ui"], responses=DOCUMENT)
     def get(self, request: Request, agent_slug: str) -> Response:
         """What the agent can do now (AG-UI ``AgentCapabilities``, camelCase, absent fields omitted)."""
         agent = agent_for(self.principal(request), agent_slug)
@@ -37,6 +44,7 @@ class AgentCapabilitiesView(TenantAPIView):
 
 
 class ThreadCapabilitiesView(TenantAPIView):
+    @extend_schema(operation_id="thread_capabilities", tags=["threads"], responses=DOCUMENT)
     def get(self, request: Request, thread_id: str) -> Response:
         """The thread's view: the tools of capabilities its history loaded are callable now."""
         thread = self.thread(request, thread_id)

@@ -34,6 +34,8 @@ from django.http.request import split_domain_port, validate_host
 from agui_app.access import Principal, Scope
 from agui_app.errors import ApiError, TooManyRequests
 from agui_app.events.shape import LoggedEvent
+from agui_app.lifecycle import followers_closing
+from agui_app.logs import request_refused
 from agui_app.transports.auth import admit_request, insufficient_scope
 from agui_app.transports.browsers import scope_site_origin
 from agui_app.transports.http.sse import Headers, security_headers, stream_headers, with_keepalives
@@ -42,6 +44,7 @@ from agui_app.transports.inputs import PayloadTooLarge, check_body_size
 logger = logging.getLogger(__name__)
 
 Stream = AsyncIterator[list[LoggedEvent] | bytes]
+RECONNECT_HINT = b"retry: 1000\n\n"  # the process shuts down: reconnect (with Last-Event-ID) in 1 s
 
 
 class MethodNotAllowed(ApiError):
@@ -162,9 +165,12 @@ class SseConsumer(AsyncHttpConsumer):
             opened = True
             async for chunk in with_keepalives(stream):
                 await self.send_body(chunk, more_body=True)
+            if followers_closing():
+                await self.send_body(RECONNECT_HINT, more_body=True)
             await self.send_body(b"")
         except ApiError as exc:
             if not opened:
+                request_refused(status=exc.status, code=exc.code, method=self.method, path=self.scope["path"])
                 await self.send_error(exc)
         except asyncio.CancelledError:
             raise

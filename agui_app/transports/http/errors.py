@@ -14,11 +14,14 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from agui_app.errors import ApiError, NotFound, TooManyRequests
+from agui_app.logs import request_refused
 
 logger = logging.getLogger(__name__)
 
 
-def error_response(error: ApiError) -> JsonResponse:
+def error_response(error: ApiError, request: HttpRequest | None = None) -> JsonResponse:
+    if request is not None:
+        request_refused(status=error.status, code=error.code, method=request.method or "", path=request.path)
     response = JsonResponse(error.payload(), status=error.status)
     if error.status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="api"'
@@ -43,7 +46,10 @@ _DRF_CODES = {
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, answering in our error shape. Permission errors read as 404 (no oracle)."""
+    request = context.get("request")
     if isinstance(exc, ApiError):
+        if request is not None:
+            request_refused(status=exc.status, code=exc.code, method=request.method, path=request.path)
         response = Response(exc.payload(), status=exc.status)
         if exc.status == 401:
             response["WWW-Authenticate"] = 'Bearer realm="api"'
@@ -73,6 +79,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         body["details"] = details
     response.data = {"error": body}
     response.status_code = status
+    if request is not None:
+        request_refused(status=status, code=code, method=request.method, path=request.path)
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="api"'
     return response

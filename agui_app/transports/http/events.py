@@ -71,7 +71,7 @@ async def thread_events(request: HttpRequest, thread_id: str) -> HttpResponse:
         limit = max(1, min(limit, settings.AGUI_EVENTS_PAGE_MAX))
         events = await aevents_after(thread.pk, after, limit=limit + 1)
     except ApiError as exc:
-        return error_response(exc)
+        return error_response(exc, request)
     more = len(events) > limit
     events = events[:limit]
     items: list[dict[str, Any]] = [

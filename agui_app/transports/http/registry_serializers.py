@@ -199,21 +199,28 @@ class SkillErrorItem(serializers.Serializer):
 
 
 class ErrorDetails(serializers.Serializer):
+    """Free-form per code; these two are the registry's."""
+
     errors = SkillErrorItem(many=True, required=False)
-    fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()), required=False)
+    fields = serializers.JSONField(
+        required=False, help_text="the fields that broke a rule (field → messages, or a list of them)"
+    )
 
 
-class ErrorBody(serializers.Serializer):
+class ErrorInfo(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
     details = ErrorDetails(required=False)
 
 
 class ErrorSerializer(serializers.Serializer):
-    """``{"error": {"code", "message", "details"}}``: ``details.errors`` (skills: file, line, field)
-    or ``details.fields`` (agents: field → messages)."""
+    """Every error of the API: ``{"error": {"code", "message", "details"}}``; ``details`` depends on
+    the code (skills: ``errors`` with file, line, field; validation: ``fields``)."""
 
-    error = ErrorBody()
+    error = ErrorInfo()
+
+    class Meta:
+        ref_name = "ErrorBody"
 
 
 _PAGES: dict[type[serializers.Serializer], type[serializers.Serializer]] = {}

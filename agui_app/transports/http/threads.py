@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -27,7 +28,9 @@ from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch, state_replace
 from agui_app.services.threads import thread_create, thread_delete, thread_update
 from agui_app.transports.http import serializers as out
+from agui_app.transports.http import thread_bodies as doc
 from agui_app.transports.http.parsers import JsonParser, JsonPatchParser
+from agui_app.transports.http.registry_serializers import ErrorSerializer, page_of
 from agui_app.transports.inputs import BIGINT_MAX, ascii_int
 from capabilities.selectors import enabled_skill_ids
 
@@ -72,9 +75,31 @@ def detail(thread: Thread) -> dict[str, Any]:
     )
 
 
+TAGS = ["threads"]
+PAGE = [
+    OpenApiParameter("limit", int, description="page size (default 50, at most 500)"),
+    OpenApiParameter("offset", int, description="items to skip"),
+]
+IF_MATCH = OpenApiParameter(
+    "If-Match", str, OpenApiParameter.HEADER, description='the version ETag to write over, e.g. "3"'
+)
+STATE_CONFLICT = OpenApiResponse(ErrorSerializer, description="If-Match is not the current version")
+STATE_ANSWER = OpenApiResponse(doc.ThreadStateBody, description='the new state; ETag: "<version>"')
+
+
 class ThreadListView(TenantAPIView):
     required_scopes = {"GET": Scope.THREADS_READ, "POST": Scope.RUNS}
 
+    @extend_schema(
+        operation_id="threads_list",
+        tags=TAGS,
+        parameters=[
+            OpenApiParameter("agent", str, description="only this agent's threads"),
+            OpenApiParameter("user", str, description="only this end user's threads (tenant keys)"),
+            *PAGE,
+        ],
+        responses={200: page_of(doc.ThreadSummaryBody)},
+    )
     def get(self, request: Request) -> Response:
         """Threads, newest first; ``?agent=<slug>`` and (tenant keys) ``?user=<id>`` filter; ``?limit=&offset=`` pages."""
         threads = threads_for(
@@ -84,6 +109,12 @@ class ThreadListView(TenantAPIView):
         )
         return self.paginate(request, threads, out.thread_summary)
 
+    @extend_schema(
+        operation_id="threads_create",
+        tags=TAGS,
+        request=out.ThreadCreateInput,
+        responses={201: doc.ThreadDetailBody},
+    )
     def post(self, request: Request) -> Response:
         """Create a thread. A user token's thread is its user's; a tenant key may name ``user``."""
         principal = self.principal(request)
@@ -116,9 +147,16 @@ class ThreadListView(TenantAPIView):
 class ThreadDetailView(TenantAPIView):
     required_scopes = {"GET": Scope.THREADS_READ, "PATCH": Scope.RUNS, "DELETE": Scope.RUNS}
 
+    @extend_schema(operation_id="threads_retrieve", tags=TAGS, responses={200: doc.ThreadDetailBody})
     def get(self, request: Request, thread_id: str) -> Response:
         return Response(detail(self.thread(request, thread_id)))
 
+    @extend_schema(
+        operation_id="threads_update",
+        tags=TAGS,
+        request=out.ThreadUpdateInput,
+        responses={200: doc.ThreadDetailBody},
+    )
     def patch(self, request: Request, thread_id: str) -> Response:
         thread = self.thread(request, thread_id)
         data = out.ThreadUpdateInput(data=request.data)
@@ -130,12 +168,14 @@ class ThreadDetailView(TenantAPIView):
         )
         return Response(detail(thread))
 
+    @extend_schema(operation_id="threads_delete", tags=TAGS, responses={204: None})
     def delete(self, request: Request, thread_id: str) -> Response:
         thread_delete(thread=self.thread(request, thread_id))
         return Response(status=204)
 
 
 class ThreadMessagesView(TenantAPIView):
+    @extend_schema(operation_id="threads_messages", tags=TAGS, responses={200: doc.ThreadMessagesBody})
     def get(self, request: Request, thread_id: str) -> Response:
         """The stored history as AG-UI messages, with the ids the stream used."""
         thread = self.thread(request, thread_id)
@@ -143,11 +183,15 @@ class ThreadMessagesView(TenantAPIView):
 
 
 class ThreadRunsView(TenantAPIView):
+    @extend_schema(
+        operation_id="runs_list", tags=TAGS, parameters=PAGE, responses={200: page_of(doc.RunBody)}
+    )
     def get(self, request: Request, thread_id: str) -> Response:
         return self.paginate(request, runs_for_thread(self.thread(request, thread_id)), out.run_summary)
 
 
 class ThreadRunDetailView(TenantAPIView):
+    @extend_schema(operation_id="runs_retrieve", tags=TAGS, responses={200: doc.RunBody})
     def get(self, request: Request, thread_id: str, run_id: str) -> Response:
         run = run_for_thread(self.thread(request, thread_id), run_id)
         if run is None:
@@ -158,6 +202,15 @@ class ThreadRunDetailView(TenantAPIView):
 class ThreadRunCancelView(TenantAPIView):
     required_scopes = {"POST": Scope.RUNS}
 
+    @extend_schema(
+        operation_id="runs_cancel",
+        tags=TAGS,
+        request=None,
+        responses={
+            202: OpenApiResponse(doc.RunBody, description="cancel requested"),
+            409: OpenApiResponse(ErrorSerializer, description="run_not_active: the run already ended"),
+        },
+    )
     def post(self, request: Request, thread_id: str, run_id: str) -> Response:
         """Ask the run's process (any process) to cancel it; answers 202 with the run."""
         run = run_for_thread(self.thread(request, thread_id), run_id)
@@ -188,10 +241,18 @@ class ThreadStateView(TenantAPIView):
     parser_classes = [JsonPatchParser, JsonParser]
     required_scopes = {"GET": Scope.THREADS_READ, "PATCH": Scope.STATE_WRITE, "PUT": Scope.STATE_WRITE}
 
+    @extend_schema(operation_id="state_retrieve", tags=TAGS, responses={200: STATE_ANSWER})
     def get(self, request: Request, thread_id: str) -> Response:
         thread = self.thread(request, thread_id)
         return state_response(thread.state_version, thread.state)
 
+    @extend_schema(
+        operation_id="state_patch",
+        tags=TAGS,
+        parameters=[IF_MATCH],
+        request={"application/json-patch+json": doc.JsonPatchOperation(many=True)},
+        responses={200: STATE_ANSWER, 412: STATE_CONFLICT},
+    )
     def patch(self, request: Request, thread_id: str) -> Response:
         """RFC 6902 ops (``application/json-patch+json``); ``If-Match`` optional."""
         thread = self.thread(request, thread_id)
@@ -203,6 +264,13 @@ class ThreadStateView(TenantAPIView):
         )
         return state_response(change.version, change.state)
 
+    @extend_schema(
+        operation_id="state_replace",
+        tags=TAGS,
+        parameters=[IF_MATCH],
+        request=doc.StatePutInput,
+        responses={200: STATE_ANSWER, 412: STATE_CONFLICT},
+    )
     def put(self, request: Request, thread_id: str) -> Response:
         """Replace the whole state: body ``{"state": {...}}``; ``If-Match`` optional."""
         thread = self.thread(request, thread_id)
@@ -218,6 +286,12 @@ class ThreadStateView(TenantAPIView):
 
 
 class ThreadStateHistoryView(TenantAPIView):
+    @extend_schema(
+        operation_id="state_history",
+        tags=TAGS,
+        parameters=PAGE,
+        responses={200: page_of(doc.StateRevisionBody)},
+    )
     def get(self, request: Request, thread_id: str) -> Response:
         """State revisions, newest first, paginated."""
         return self.paginate(request, state_revisions(self.thread(request, thread_id)), out.revision)

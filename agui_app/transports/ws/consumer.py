@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import AmbiguousThread, ApiError, Unauthenticated, Unprocessable, not_found
+from agui_app.logs import request_refused
 from agui_app.models import StateSource, Thread
 from agui_app.runtime.admission import admit_and_start
 from agui_app.runtime.attachments import follow_attached
@@ -361,6 +362,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def send_error(
         self, code: str, message: str, *, ref: str | None, details: dict[str, Any] | None = None
     ) -> None:
+        request_refused(status=None, code=code, method="WS", path=self.scope["path"])
         frame: dict[str, Any] = {"type": "error", "code": code, "message": message, "ref": ref}
         if details:
             frame["details"] = details
