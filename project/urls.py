@@ -2,7 +2,11 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from agui_app.transports.http.playground import playground, playground_session
+
 urlpatterns = [
+    path("", playground, name="playground"),  # admin's "View site" (site_url "/") lands here
+    path("playground/session", playground_session, name="playground-session"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("agui_app.transports.http.urls")),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),

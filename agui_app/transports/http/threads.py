@@ -30,6 +30,8 @@ from agui_app.services.threads import thread_create, thread_delete, thread_updat
 from agui_app.transports.http import serializers as out
 from capabilities.selectors import enabled_skill_ids
 
+SEARCH_MAX_CHARS = 200
+
 
 class Pagination(LimitOffsetPagination):
     default_limit = 50
@@ -75,11 +77,13 @@ class ThreadListView(TenantAPIView):
     required_scopes = {"GET": Scope.THREADS_READ, "POST": Scope.RUNS}
 
     def get(self, request: Request) -> Response:
-        """Threads, newest first; ``?agent=<slug>`` and (tenant keys) ``?user=<id>`` filter; ``?limit=&offset=`` pages."""
+        """Threads, newest first; ``?agent=<slug>``, ``?search=<text>`` (in the id or title) and (tenant
+        keys) ``?user=<id>`` filter; ``?limit=&offset=`` pages."""
         threads = threads_for(
             self.principal(request),
             agent_slug=request.query_params.get("agent"),
             user=request.query_params.get("user"),
+            search=request.query_params.get("search", "")[:SEARCH_MAX_CHARS] or None,
         )
         return self.paginate(request, threads, out.thread_summary)
 

@@ -1,0 +1,368 @@
+// The playground: sign in (staff session → a user token, or a pasted token), pick an agent and a
+// thread, talk to it, watch and edit its shared state, its capabilities and its event stream.
+// Everything goes through the hub's public API (REST, the WebSocket, SSE) with the user token.
+
+import { Api } from "./api.js";
+import { Approvals } from "./approvals.js";
+import { Conversation } from "./conversation.js";
+import { $, fill, h, when } from "./dom.js";
+import { EventLog, renderCapabilities } from "./inspector.js";
+import { applyPatch } from "./jsonpatch.js";
+import { connectThread, ThreadStream } from "./transport.js";
+import { StateTree } from "./tree.js";
+
+const EARLIER_EVENTS = 200;
+const app = {
+  api: null, tenant: null, agents: [], agent: null, transport: "websocket", threadId: null, stream: null,
+  state: {}, version: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
+};
+const conversation = new Conversation($("#messages"));
+const log = new EventLog($("#tab-events"));
+const tree = new StateTree($("#state-tree"), { onPatch: sendPatch, version: () => app.version });
+const approvals = new Approvals($("#approvals"), {
+  toolCall: (id) => conversation.toolNames.get(id),
+  onResume: (resume) => startRun({ resume }),
+});
+
+// --- sign-in ---------------------------------------------------------------------------------------
+
+async function mintForSession(tenant) {
+  const response = await fetch("/playground/session", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": $('meta[name="csrf-token"]').content },
+    body: JSON.stringify({ tenant }),
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
+  return body;
+}
+
+async function startSession(tenant) {
+  const session = await mintForSession(tenant);
+  app.tenant = tenant;
+  app.api = new Api({ token: session.token, renew: async () => (await mintForSession(tenant)).token });
+  setInterval(async () => { app.api.token = (await mintForSession(tenant)).token; }, session.ttlSeconds * 800);
+  $("#credential").textContent = `· ${tenant} · token for ${session.user}`;
+  showApp(session.agents);
+}
+
+async function startWithToken(token, agentSlug) {
+  app.api = new Api({ token });
+  const agents = [{ slug: agentSlug, name: agentSlug, description: "" }];
+  try {
+    const doc = await app.api.agentCapabilities(agentSlug);
+    Object.assign(agents[0], { name: doc.identity?.name ?? agentSlug, description: doc.identity?.description ?? "" });
+  } catch (error) {
+    alert(`That token cannot reach agent ${agentSlug}: ${error.message}`);
+    return;
+  }
+  $("#credential").textContent = "· pasted user token";
+  showApp(agents);
+}
+
+function boot() {
+  const tenants = JSON.parse($("#playground-tenants").textContent);
+  $("#token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    startWithToken($("#token-input").value.trim(), $("#token-agent").value.trim());
+  });
+  if (!tenants.length) {
+    $("#signin").hidden = false;
+    return;
+  }
+  const select = $("#tenant-select");
+  fill(select, tenants.map((slug) => h("option", { value: slug }, slug)));
+  select.hidden = tenants.length < 2;
+  const remembered = localStorage.getItem("playground.tenant");
+  select.value = tenants.includes(remembered) ? remembered : tenants[0];
+  select.addEventListener("change", () => { localStorage.setItem("playground.tenant", select.value); location.reload(); });
+  startSession(select.value).catch((error) => { $("#signin").hidden = false; alert(error.message); });
+}
+
+function showApp(agents) {
+  app.agents = agents;
+  $("#signin").hidden = true;
+  $("#app").hidden = false;
+  fill($("#agents"), agents.map((agent) => h("li", {},
+    h("button.pick", { type: "button", dataset: { agent: agent.slug }, onclick: () => selectAgent(agent.slug) },
+      h("span.pick-title", {}, agent.name || agent.slug), h("span.muted.mono", {}, agent.slug),
+      agent.description ? h("span.pick-sub.muted", {}, agent.description) : null))));
+  if (!agents.length) fill($("#agents"), h("li.muted", {}, "This tenant has no agents yet (admin → Agents)."));
+  const remembered = localStorage.getItem("playground.agent");
+  const first = agents.find((agent) => agent.slug === remembered) ?? agents[0];
+  if (first && agents.length === 1) selectAgent(first.slug);
+}
+
+// --- agents and threads ----------------------------------------------------------------------------
+
+async function selectAgent(slug) {
+  app.agent = slug;
+  localStorage.setItem("playground.agent", slug);
+  for (const button of document.querySelectorAll("#agents .pick")) button.setAttribute("aria-current", String(button.dataset.agent === slug));
+  closeThread();
+  $("#thread-title").textContent = "New conversation";
+  enableComposer(true);
+  app.agentDoc = await app.api.agentCapabilities(slug);
+  app.transport = app.agentDoc.transport?.websocket ? "websocket" : "sse";
+  renderCaps();
+  await refreshThreads();
+}
+
+async function refreshThreads() {
+  if (!app.agent) return;
+  const page = await app.api.threads({ agent: app.agent, search: $("#thread-search").value.trim() });
+  const items = page.results ?? page.items ?? [];
+  fill($("#threads"), items.length ? items.map((thread) => h("li", {},
+    h("button.pick", { type: "button", dataset: { threadId: thread.threadId }, "aria-current": String(thread.threadId === app.threadId),
+      onclick: () => openThread(thread.threadId) },
+      h("span.pick-title", {}, thread.title || thread.threadId),
+      h("span.pick-sub.muted", {}, `${when(thread.updatedAt)} · v${thread.version} · #${thread.lastSeq}`))))
+    : h("li.muted", {}, $("#thread-search").value ? "No thread matches." : "No threads yet: send a message."));
+}
+
+function closeThread() {
+  app.stream?.close();
+  Object.assign(app, { stream: null, threadId: null, run: null, state: {}, version: 0, threadDoc: null, loaded: [] });
+  conversation.clear();
+  approvals.clear();
+  log.clear();
+  tree.render({});
+  setVersion(0);
+  setRun(null);
+  $("#thread-id").textContent = "";
+  connection({ state: "offline", transport: app.transport, detail: "" });
+}
+
+async function openThread(threadId) {
+  closeThread();
+  app.threadId = threadId;
+  $("#thread-id").textContent = threadId;
+  await refreshThreads();
+  const detail = await app.api.thread(threadId);
+  $("#thread-title").textContent = detail.title || "Untitled thread";
+  const hydrated = await connectThread(app.api, app.agent, threadId);
+  conversation.snapshot(hydrated.messages);
+  if (hydrated.outcome?.type === "interrupt") {
+    approvals.show(hydrated.outcome.interrupts);
+    for (const item of hydrated.outcome.interrupts) conversation.awaiting(item.toolCallId);
+    setRun({ id: null, status: "awaiting approval" });
+  }
+  await resyncState();
+  const earlier = await app.api.events(threadId, Math.max(0, hydrated.cursor - EARLIER_EVENTS), EARLIER_EVENTS);
+  for (const item of earlier.items) if (item.seq <= hydrated.cursor) log.add(item.seq, item.event, { replayed: true });
+  app.stream = new ThreadStream({
+    api: app.api, threadId, transport: app.transport, after: hydrated.cursor,
+    onEvent, onStatus: connection, onError: (frame) => conversation.error(frame.message, frame.code),
+  }).start();
+  refreshCaps();
+}
+
+// --- runs ------------------------------------------------------------------------------------------
+
+async function send(text) {
+  if (!app.threadId) {
+    const created = await app.api.createThread(app.agent, text.slice(0, 60));
+    await openThread(created.threadId);
+  }
+  const id = `msg-${crypto.randomUUID()}`;
+  conversation.user(id, text);
+  await startRun({ messages: [{ id, role: "user", content: text }] });
+}
+
+async function startRun(options) {
+  try {
+    setRun({ id: null, status: "starting" });
+    await app.stream.run(app.agent, options);
+  } catch (error) {
+    setRun(null);
+    conversation.error(error.message, error.code);
+  }
+}
+
+function onEvent(seq, event) {
+  log.add(seq, event);
+  $("#event-count-chip").textContent = String(log.total);
+  conversation.apply(event);
+  switch (event.type) {
+    case "RUN_STARTED": approvals.clear(); setRun({ id: event.runId, status: "running" }); break;
+    case "RUN_FINISHED": finished(event); break;
+    case "RUN_ERROR": setRun({ id: app.run?.id, status: event.code === "cancelled" ? "cancelled" : "failed" }); afterRun(); break;
+    case "STATE_SNAPSHOT": app.state = event.snapshot; tree.render(app.state); if (!app.run) resyncState(); break;
+    case "STATE_DELTA": applyDelta(event); break;
+    case "TOOL_CALL_RESULT": if (conversation.toolNames.get(event.toolCallId)?.name === "load_capability") refreshCaps(); break;
+    default: break;
+  }
+}
+
+function finished(event) {
+  const outcome = event.outcome?.type;
+  if (outcome === "interrupt") {
+    approvals.show(event.outcome.interrupts);
+    for (const item of event.outcome.interrupts) conversation.awaiting(item.toolCallId);
+    setRun({ id: event.runId, status: "awaiting approval" });
+  } else setRun({ id: event.runId, status: outcome === "cancelled" ? "cancelled" : "succeeded" });
+  if (outcome === "cancelled") conversation.notice("Run stopped.");
+  afterRun();
+}
+
+function afterRun() {
+  app.run = app.run && { ...app.run, active: false };
+  $("#stop").hidden = true;
+  resyncState();
+  refreshCaps();
+  refreshThreads();
+}
+
+function setRun(run) {
+  app.run = run && { ...run, active: ["running", "starting"].includes(run.status) };
+  const chip = $("#run-status");
+  chip.textContent = run ? run.status : "idle";
+  chip.dataset.tone = { running: "running", starting: "running", succeeded: "ok", failed: "error", cancelled: "warn", "awaiting approval": "warn" }[run?.status] ?? "idle";
+  $("#stop").hidden = !(run?.status === "running" && run.id);
+}
+
+async function stop() {
+  if (!app.run?.id) return;
+  $("#stop").disabled = true;
+  try {
+    await app.api.cancel(app.threadId, app.run.id);
+    $("#run-status").textContent = "stopping…";
+  } catch (error) {
+    conversation.error(error.message, error.code);
+  } finally {
+    $("#stop").disabled = false;
+  }
+}
+
+// --- shared state ----------------------------------------------------------------------------------
+
+function setVersion(version) {
+  app.version = version;
+  const chip = $("#state-version");
+  chip.textContent = `v${version}`;
+  chip.classList.remove("pulse");
+  void chip.offsetWidth; // restart the animation
+  chip.classList.add("pulse");
+}
+
+function applyDelta(event) {
+  try {
+    app.state = applyPatch(app.state, event.delta);
+    tree.render(app.state);
+    // One STATE_DELTA is one stored revision, except a predicted one (not stored): it moves no version.
+    if (!event.rawEvent?.predicted && !event.predicted) setVersion(app.version + 1);
+  } catch {
+    resyncState();
+  }
+}
+
+async function resyncState() {
+  if (!app.threadId) return;
+  const { state, version } = await app.api.state(app.threadId);
+  app.state = state;
+  tree.render(state);
+  setVersion(version);
+}
+
+async function sendPatch(ops, baseVersion) {
+  const banner = $("#state-conflict");
+  banner.hidden = true;
+  try {
+    await app.api.patchState(app.threadId, ops, baseVersion); // the STATE_DELTA arrives on the stream
+  } catch (error) {
+    banner.hidden = false;
+    banner.dataset.tone = "error";
+    if (error.status === 412) {
+      const now = error.details.currentVersion;
+      fill(banner, h("strong", {}, "Conflict. "),
+        `Your edit was based on v${baseVersion}, but the state is now at v${now}: someone changed it meanwhile. `,
+        "Nothing was applied; the tree shows the current state — edit again.");
+      banner.dataset.kind = "conflict";
+      await resyncState();
+    } else {
+      fill(banner, h("strong", {}, "Not applied. "), error.message);
+      banner.dataset.kind = "error";
+    }
+  }
+}
+
+// --- capabilities and connection ------------------------------------------------------------------
+
+let capsRequest = 0;
+async function refreshCaps() {
+  if (!app.agent) return;
+  const request = (capsRequest += 1);
+  const [agentDoc, threadDoc, detail] = await Promise.all([
+    app.api.agentCapabilities(app.agent),
+    app.threadId ? app.api.threadCapabilities(app.threadId) : null,
+    app.threadId ? app.api.thread(app.threadId) : null,
+  ]);
+  if (request !== capsRequest) return; // a later refresh is on its way
+  Object.assign(app, { agentDoc, threadDoc, loaded: detail?.loadedCapabilities ?? [] });
+  renderCaps();
+}
+
+function renderCaps() {
+  renderCapabilities($("#tab-capabilities"), app);
+}
+
+function connection({ state, transport, detail }) {
+  const conn = $("#conn");
+  conn.dataset.state = state;
+  const name = transport === "websocket" ? "WebSocket" : "SSE";
+  const label = { live: `live · ${name}`, connecting: `connecting · ${name}`, reconnecting: "reconnecting", offline: "offline", error: "disconnected" }[state];
+  $("#conn-text").textContent = detail ? `${label} · ${detail}` : label;
+}
+
+function enableComposer(enabled) {
+  $("#prompt").disabled = !enabled;
+  $("#send").disabled = !enabled;
+}
+
+// --- wiring ----------------------------------------------------------------------------------------
+
+$("#composer").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = $("#prompt").value.trim();
+  if (!text || !app.agent) return;
+  $("#prompt").value = "";
+  send(text).catch((error) => conversation.error(error.message, error.code));
+});
+$("#prompt").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    $("#composer").requestSubmit();
+  }
+});
+$("#new-thread").addEventListener("click", () => app.agent && selectAgent(app.agent));
+$("#stop").addEventListener("click", stop);
+let searchTimer;
+$("#thread-search").addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(refreshThreads, 200); });
+$("#patch-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  try {
+    sendPatch(JSON.parse($("#patch-input").value), app.version);
+  } catch (error) {
+    fill($("#state-conflict"), h("strong", {}, "Not JSON. "), error.message);
+    $("#state-conflict").hidden = false;
+  }
+});
+$("#tab-capabilities").addEventListener("click", (event) => {
+  const which = event.target.closest("[data-which]")?.dataset.which;
+  if (which) { app.capsWhich = which; renderCaps(); }
+});
+for (const tab of document.querySelectorAll("[role=tab]")) {
+  tab.addEventListener("click", () => {
+    for (const other of document.querySelectorAll("[role=tab]")) {
+      other.setAttribute("aria-selected", String(other === tab));
+      $(`#tab-${other.dataset.tab}`).hidden = other !== tab;
+    }
+  });
+}
+
+// For tests and the curious: what the stream delivered.
+window.playground = {
+  app,
+  stats: () => ({ lastSeq: app.stream?.lastSeq ?? 0, duplicates: app.stream?.duplicates ?? 0, resumes: app.stream?.resumes ?? 0, seqs: log.seqs() }),
+};
+boot();
