@@ -187,7 +187,7 @@ function onEvent(seq, event) {
     case "RUN_STARTED": approvals.clear(); setRun({ id: event.runId, status: "running" }); break;
     case "RUN_FINISHED": finished(event); break;
     case "RUN_ERROR": setRun({ id: app.run?.id, status: event.code === "cancelled" ? "cancelled" : "failed" }); afterRun(); break;
-    case "STATE_SNAPSHOT": app.state = event.snapshot; tree.render(app.state); if (!app.run) resyncState(); break;
+    case "STATE_SNAPSHOT": app.state = event.snapshot; tree.render(app.state); if (!app.run?.active) resyncState(); break;
     case "STATE_DELTA": applyDelta(event); break;
     case "TOOL_CALL_RESULT": if (conversation.toolNames.get(event.toolCallId)?.name === "load_capability") refreshCaps(); break;
     default: break;
