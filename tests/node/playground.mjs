@@ -108,7 +108,7 @@ const scenarios = {
       version: await page.textContent("#state-version"),
       notReloaded: await page.evaluate(() => window.notReloaded === true),
     };
-    await screenshots(page);
+    result.phone = await screenshots(page);
     return result;
   },
 
@@ -169,6 +169,25 @@ const scenarios = {
     };
   },
 
+  // with the WebSocket transport switched off: SSE, and Stop cancels a run on the server
+  async sseStop(page) {
+    await signIn(page, hub);
+    await send(page, "What is the weather in Paris?");
+    await runEnds(page);
+    const connection = await page.textContent("#conn-text");
+    await send(page, script({ say: "too late", delay_ms: 15000 }));
+    await page.waitForSelector("#stop:not([hidden])", { timeout: TIMEOUT });
+    await page.click("#stop");
+    await runEnds(page, "cancelled");
+    return {
+      threadId: await threadId(page),
+      connection,
+      answer: await answer(page),
+      notices: await page.$$eval("#messages .notice", (items) => items.map((i) => i.textContent)),
+      seqs: (await stats(page)).seqs,
+    };
+  },
+
   async adminThread(page) {
     await page.goto(`${hub}/admin/login/?next=/admin/`);
     await page.fill("#id_username", PLAYGROUND_USER);
@@ -186,7 +205,11 @@ const scenarios = {
 
 async function screenshots(page) {
   await tab(page, "state");
+  await page.waitForTimeout(700); // the version chip's pulse
   await page.screenshot({ path: `${ARTIFACTS}/playground-1280.png` });
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.screenshot({ path: `${ARTIFACTS}/playground-1280-dark.png` });
+  await page.emulateMedia({ colorScheme: "light" });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForTimeout(100);
   const phone = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth }));

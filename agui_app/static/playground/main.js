@@ -161,12 +161,21 @@ async function openThread(threadId) {
 
 async function send(text) {
   if (!app.threadId) {
-    const created = await app.api.createThread(app.agent, text.slice(0, 60));
+    const created = await app.api.createThread(app.agent, titleFor(text));
     await openThread(created.threadId);
   }
   const id = `msg-${crypto.randomUUID()}`;
   conversation.user(id, text);
   await startRun({ messages: [{ id, role: "user", content: text }] });
+}
+
+/** A thread's title: the first words of its first message (a demo script: the steps it takes). */
+function titleFor(text) {
+  try {
+    const steps = JSON.parse(text).agui_script;
+    if (Array.isArray(steps)) return `Script: ${steps.map((s) => s.call ?? (s.say ? "say" : "step")).join(" → ")}`.slice(0, 60);
+  } catch { /* words, not a script */ }
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
 
 async function startRun(options) {

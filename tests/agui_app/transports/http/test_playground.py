@@ -1,0 +1,167 @@
+"""The playground at ``/``, in a real browser (Debian's headless Chromium, driven by playwright-core
+through ``tests/node/playground.mjs``) against a real server: a staff member signs in, runs the demo
+agent, watches and edits the shared state, approves a tool call, and loses the connection mid-run.
+Screenshots at 1280 and 390 px go to ``test-artifacts/`` (git-ignored)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agui_app.models import Run, Thread
+from agui_app.services.threads import thread_create
+from tests.support.servers import ROOT, ServerProcess, start_server
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.node,
+    pytest.mark.browser,
+    pytest.mark.slow,
+]
+NODE_DIR = ROOT / "tests" / "node"
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def drive(scenario: str, server: ServerProcess, member: Any, owner_key: str, **env: str) -> dict[str, Any]:
+    """Run one scenario of playground.mjs; returns what the page showed."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    done = subprocess.run(
+        ["node", str(NODE_DIR / "playground.mjs"), scenario, server.url],
+        cwd=NODE_DIR,
+        env={
+            **os.environ,
+            "PLAYGROUND_USER": member.username,
+            "PLAYGROUND_PASSWORD": "pw-member-123",
+            "AGUI_KEY": owner_key,
+            "ARTIFACTS": str(ARTIFACTS),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    assert done.returncode == 0, (
+        f"{scenario} failed\nstdout: {done.stdout}\nstderr: {done.stderr}\n{server.log()}"
+    )
+    seen = json.loads(done.stdout)
+    assert not [e for e in seen["consoleErrors"] if "/static/playground/" in e and "WebSocket" not in e], seen
+    return seen
+
+
+def api_get(server: ServerProcess, key: str, path: str) -> dict[str, Any]:
+    response = httpx.get(f"{server.url}/api/v1{path}", headers={"Authorization": f"Bearer {key}"}, timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.fixture
+def ready(server: ServerProcess, agent: Any, member: Any, owner_key: str) -> tuple[ServerProcess, Any, str]:
+    return server, member, owner_key
+
+
+def test_a_member_signs_in_asks_for_the_weather_and_sees_the_answer_and_the_weather_skill_loaded(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    seen = drive("weather", *ready)
+
+    assert any("Forecast for Paris" in text for text in seen["answer"]), seen["answer"]
+    assert seen["tools"] == ["load_capability", "get_forecast"]
+    assert seen["loaded"] == ["weatherv1"]  # the capability and the skill version its load used
+    assert ["weather", "true"] in seen["catalog"] and ["refunds", "false"] in seen["catalog"]
+    assert seen["connection"].startswith("live · WebSocket")
+    thread = Thread.objects.get(thread_id=seen["threadId"])
+    member = ready[1]
+    assert thread.user == f"staff:{member.pk}"  # the page ran on a user token minted for the member
+    assert seen["seqs"] == list(range(1, thread.last_seq + 1))
+    assert Run.objects.get(thread=thread).status == "succeeded"
+
+
+def test_the_state_tree_follows_a_run_sends_edits_and_shows_a_stale_edit_as_a_conflict(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    server, _, key = ready
+    seen = drive("state", *ready)
+
+    assert seen["notReloaded"], "the page reloaded"
+    assert seen["versionAfterRun"] == "v1" and seen["versionAfterEdit"] == "v2"
+    stored = api_get(server, key, f"/threads/{seen['threadId']}/state")
+    assert stored == {
+        "state": {"todos": [{"text": "buy oat milk", "done": False}], "note": "from someone else"},
+        "version": 3,
+    }, "the tree's edit reached the server; the stale one did not"
+    assert "Conflict" in seen["conflict"] and "v2" in seen["conflict"] and "v3" in seen["conflict"]
+    assert '"from someone else"' in seen["tree"] and seen["version"] == "v3"  # reloaded
+    history = api_get(server, key, f"/threads/{seen['threadId']}/state/history")
+    assert [item["source"] for item in history["results"]] == [
+        "api",
+        "api",
+        "agent",
+    ]  # no 4th: nothing applied
+    assert seen["phone"]["scrollWidth"] <= seen["phone"]["clientWidth"], "the 390 px page scrolls sideways"
+    for width in (1280, 390):
+        assert (ARTIFACTS / f"playground-{width}.png").stat().st_size > 10_000
+
+
+def test_an_approval_given_in_the_page_resumes_the_run_with_the_decided_arguments(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    seen = drive("approval", *ready)
+
+    assert seen["approved"] == ["Refunded 25.00 on order A-1001."]
+    assert seen["results"] == ["Refunded 25.00 on order A-1001.", "Refunded 10.00 on order A-1001."]
+    runs = Run.objects.filter(thread__thread_id=seen["threadId"]).order_by("started_at")
+    assert [run.status for run in runs] == ["succeeded"] * 4
+    assert [(run.outcome or {}).get("type") == "interrupt" for run in runs] == [True, False, True, False]
+
+
+def test_a_connection_cut_mid_run_resumes_from_the_last_seq_with_no_text_lost_or_repeated(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    seen = drive("resume", *ready)
+
+    assert seen["resumes"] >= 1
+    assert any(text.startswith("reconnecting") for text in seen["connection"]), seen["connection"]
+    assert any(f"resumed after seq {seen['seqAtDrop']}" in text for text in seen["connection"]), seen[
+        "connection"
+    ]
+    texts = [text for text in seen["answer"] if text]
+    assert texts == [seen["words"]], "every word once, in order"
+    assert seen["todos"].count("before the drop") == 1
+    thread = Thread.objects.get(thread_id=seen["threadId"])
+    assert seen["seqs"] == list(range(1, thread.last_seq + 1)), "no gap, no repeat"
+    assert seen["seqAtDrop"] < thread.last_seq
+
+
+def test_without_the_websocket_the_page_streams_over_sse_and_stop_cancels_the_run(
+    transactional_db: None, tmp_path: Path, agent: Any, member: Any, owner_key: str
+) -> None:
+    server = start_server(tmp_path, extra_env={"AGUI_WEBSOCKET_ENABLED": "0"})
+    try:
+        seen = drive("sseStop", server, member, owner_key)
+    finally:
+        server.stop()
+
+    assert seen["connection"].startswith("live · SSE"), seen["connection"]
+    assert any("Forecast for Paris" in text for text in seen["answer"])
+    assert "too late" not in " ".join(seen["answer"]) and "Run stopped." in seen["notices"]
+    [_, stopped] = Run.objects.filter(thread__thread_id=seen["threadId"]).order_by("started_at")
+    assert stopped.status == "cancelled"
+    thread = Thread.objects.get(thread_id=seen["threadId"])
+    assert seen["seqs"] == list(range(1, thread.last_seq + 1))
+
+
+def test_the_admin_thread_page_fits_its_state_form_and_view_site_opens_the_playground(
+    ready: tuple[ServerProcess, Any, str], owner_tenant: Any, agent: Any
+) -> None:
+    thread = thread_create(tenant=owner_tenant, agent=agent, thread_id="admin-look", title="Looked at")
+    seen = drive("adminThread", *ready, ADMIN_THREAD_PATH=f"/admin/agui_app/thread/{thread.pk}/change/")
+
+    assert seen["viewSite"] == "/"
+    assert seen["textareaWidth"] > 600, seen
+    assert seen["scrollWidth"] <= seen["clientWidth"], "the page scrolls sideways"
