@@ -169,6 +169,18 @@ const scenarios = {
     };
   },
 
+  // no account: a user token minted by the tenant's backend, pasted in
+  async pastedToken(page) {
+    await page.goto(hub);
+    await page.fill("#token-input", process.env.USER_TOKEN);
+    await page.fill("#token-agent", "assistant");
+    await page.click('#token-form button[type="submit"]');
+    await page.waitForSelector("#app:not([hidden])", { timeout: TIMEOUT });
+    await send(page, "What is the weather in Paris?");
+    await runEnds(page);
+    return { threadId: await threadId(page), answer: await answer(page), credential: await page.textContent("#credential") };
+  },
+
   // with the WebSocket transport switched off: SSE, and Stop cancels a run on the server
   async sseStop(page) {
     await signIn(page, hub);

@@ -2,18 +2,18 @@
 // thread, talk to it, watch and edit its shared state, its capabilities and its event stream.
 // Everything goes through the hub's public API (REST, the WebSocket, SSE) with the user token.
 
-import { Api } from "./api.js";
 import { Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { $, fill, h, when } from "./dom.js";
 import { EventLog, renderCapabilities } from "./inspector.js";
 import { applyPatch } from "./jsonpatch.js";
 import { connectThread, ThreadStream } from "./transport.js";
+import { boot } from "./signin.js";
 import { StateTree } from "./tree.js";
 
 const EARLIER_EVENTS = 200;
 const app = {
-  api: null, tenant: null, agents: [], agent: null, transport: "websocket", threadId: null, stream: null,
+  api: null, agents: [], agent: null, transport: "websocket", threadId: null, stream: null,
   state: {}, version: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
 };
 const conversation = new Conversation($("#messages"));
@@ -24,62 +24,10 @@ const approvals = new Approvals($("#approvals"), {
   onResume: (resume) => startRun({ resume }),
 });
 
-// --- sign-in ---------------------------------------------------------------------------------------
+// --- agents and threads ----------------------------------------------------------------------------
 
-async function mintForSession(tenant) {
-  const response = await fetch("/playground/session", {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-CSRFToken": $('meta[name="csrf-token"]').content },
-    body: JSON.stringify({ tenant }),
-  });
-  const body = await response.json();
-  if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
-  return body;
-}
-
-async function startSession(tenant) {
-  const session = await mintForSession(tenant);
-  app.tenant = tenant;
-  app.api = new Api({ token: session.token, renew: async () => (await mintForSession(tenant)).token });
-  setInterval(async () => { app.api.token = (await mintForSession(tenant)).token; }, session.ttlSeconds * 800);
-  $("#credential").textContent = `· ${tenant} · token for ${session.user}`;
-  showApp(session.agents);
-}
-
-async function startWithToken(token, agentSlug) {
-  app.api = new Api({ token });
-  const agents = [{ slug: agentSlug, name: agentSlug, description: "" }];
-  try {
-    const doc = await app.api.agentCapabilities(agentSlug);
-    Object.assign(agents[0], { name: doc.identity?.name ?? agentSlug, description: doc.identity?.description ?? "" });
-  } catch (error) {
-    alert(`That token cannot reach agent ${agentSlug}: ${error.message}`);
-    return;
-  }
-  $("#credential").textContent = "· pasted user token";
-  showApp(agents);
-}
-
-function boot() {
-  const tenants = JSON.parse($("#playground-tenants").textContent);
-  $("#token-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    startWithToken($("#token-input").value.trim(), $("#token-agent").value.trim());
-  });
-  if (!tenants.length) {
-    $("#signin").hidden = false;
-    return;
-  }
-  const select = $("#tenant-select");
-  fill(select, tenants.map((slug) => h("option", { value: slug }, slug)));
-  select.hidden = tenants.length < 2;
-  const remembered = localStorage.getItem("playground.tenant");
-  select.value = tenants.includes(remembered) ? remembered : tenants[0];
-  select.addEventListener("change", () => { localStorage.setItem("playground.tenant", select.value); location.reload(); });
-  startSession(select.value).catch((error) => { $("#signin").hidden = false; alert(error.message); });
-}
-
-function showApp(agents) {
+function showApp(api, agents) {
+  app.api = api;
   app.agents = agents;
   $("#signin").hidden = true;
   $("#app").hidden = false;
@@ -92,8 +40,6 @@ function showApp(agents) {
   const first = agents.find((agent) => agent.slug === remembered) ?? agents[0];
   if (first && agents.length === 1) selectAgent(first.slug);
 }
-
-// --- agents and threads ----------------------------------------------------------------------------
 
 async function selectAgent(slug) {
   app.agent = slug;
@@ -152,9 +98,9 @@ async function openThread(threadId) {
   for (const item of earlier.items) if (item.seq <= hydrated.cursor) log.add(item.seq, item.event, { replayed: true });
   app.stream = new ThreadStream({
     api: app.api, threadId, transport: app.transport, after: hydrated.cursor,
-    onEvent, onStatus: connection, onError: (frame) => conversation.error(frame.message, frame.code),
+    onEvent, onStatus: connection, onError: socketError,
   }).start();
-  refreshCaps();
+  quietly(refreshCaps());
 }
 
 // --- runs ------------------------------------------------------------------------------------------
@@ -196,11 +142,22 @@ function onEvent(seq, event) {
     case "RUN_STARTED": approvals.clear(); setRun({ id: event.runId, status: "running" }); break;
     case "RUN_FINISHED": finished(event); break;
     case "RUN_ERROR": setRun({ id: app.run?.id, status: event.code === "cancelled" ? "cancelled" : "failed" }); afterRun(); break;
-    case "STATE_SNAPSHOT": app.state = event.snapshot; tree.render(app.state); if (!app.run?.active) resyncState(); break;
+    case "STATE_SNAPSHOT": app.state = event.snapshot; tree.render(app.state); if (!app.run?.active) quietly(resyncState()); break;
     case "STATE_DELTA": applyDelta(event); break;
-    case "TOOL_CALL_RESULT": if (conversation.toolNames.get(event.toolCallId)?.name === "load_capability") refreshCaps(); break;
+    case "TOOL_CALL_RESULT": if (conversation.toolNames.get(event.toolCallId)?.name === "load_capability") quietly(refreshCaps()); break;
     default: break;
   }
+}
+
+/** An ``error`` frame: a refused run (409 thread_busy, interrupt_pending…) or a refused frame. */
+function socketError(frame) {
+  if (frame.ref === "run") setRun(null);
+  conversation.error(frame.message, frame.code);
+}
+
+/** Background refreshes: a failure (the network is down, say) is not the user's problem; the next one heals it. */
+function quietly(promise) {
+  promise.catch((error) => console.warn("playground:", error.message));
 }
 
 function finished(event) {
@@ -217,9 +174,9 @@ function finished(event) {
 function afterRun() {
   app.run = app.run && { ...app.run, active: false };
   $("#stop").hidden = true;
-  resyncState();
-  refreshCaps();
-  refreshThreads();
+  quietly(resyncState());
+  quietly(refreshCaps());
+  quietly(refreshThreads());
 }
 
 function setRun(run) {
@@ -261,7 +218,7 @@ function applyDelta(event) {
     // One STATE_DELTA is one stored revision, except a predicted one (not stored): it moves no version.
     if (!event.rawEvent?.predicted && !event.predicted) setVersion(app.version + 1);
   } catch {
-    resyncState();
+    quietly(resyncState());
   }
 }
 
@@ -346,7 +303,10 @@ $("#prompt").addEventListener("keydown", (event) => {
 $("#new-thread").addEventListener("click", () => app.agent && selectAgent(app.agent));
 $("#stop").addEventListener("click", stop);
 let searchTimer;
-$("#thread-search").addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(refreshThreads, 200); });
+$("#thread-search").addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => quietly(refreshThreads()), 200);
+});
 $("#patch-form").addEventListener("submit", (event) => {
   event.preventDefault();
   try {
@@ -358,7 +318,10 @@ $("#patch-form").addEventListener("submit", (event) => {
 });
 $("#tab-capabilities").addEventListener("click", (event) => {
   const which = event.target.closest("[data-which]")?.dataset.which;
-  if (which) { app.capsWhich = which; renderCaps(); }
+  if (which) {
+    app.capsWhich = which;
+    renderCaps();
+  }
 });
 for (const tab of document.querySelectorAll("[role=tab]")) {
   tab.addEventListener("click", () => {
@@ -374,4 +337,4 @@ window.playground = {
   app,
   stats: () => ({ lastSeq: app.stream?.lastSeq ?? 0, duplicates: app.stream?.duplicates ?? 0, resumes: app.stream?.resumes ?? 0, seqs: log.seqs() }),
 };
-boot();
+boot(showApp);

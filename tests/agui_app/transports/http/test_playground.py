@@ -138,6 +138,23 @@ def test_a_connection_cut_mid_run_resumes_from_the_last_seq_with_no_text_lost_or
     assert seen["seqAtDrop"] < thread.last_seq
 
 
+def test_a_pasted_user_token_runs_the_agent_as_its_user(
+    server: ServerProcess, agent: Any, member: Any, owner_key: str
+) -> None:
+    minted = httpx.post(
+        f"{server.url}/api/v1/tokens",  # what the tenant's backend does (the server signs with its secret)
+        headers={"Authorization": f"Bearer {owner_key}"},
+        json={"user": "alice", "ttlSeconds": 600, "agents": ["assistant"]},
+        timeout=10,
+    )
+    token = minted.json()["token"]
+    seen = drive("pastedToken", server, member, owner_key, USER_TOKEN=token)
+
+    assert "pasted user token" in seen["credential"]
+    assert any("Forecast for Paris" in text for text in seen["answer"])
+    assert Thread.objects.get(thread_id=seen["threadId"]).user == "alice"
+
+
 def test_without_the_websocket_the_page_streams_over_sse_and_stop_cancels_the_run(
     transactional_db: None, tmp_path: Path, agent: Any, member: Any, owner_key: str
 ) -> None:
