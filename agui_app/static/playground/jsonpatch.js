@@ -49,6 +49,15 @@ function add(doc, parts, value) {
   return doc;
 }
 
+function replace(doc, parts, value) {
+  if (!parts.length) return value;
+  const [parent, key] = parentOf(doc, parts);
+  if (Array.isArray(parent)) parent[arrayIndex(parent, key)] = value;
+  else if (Object.hasOwn(parent, key)) parent[key] = value; // in place: the key keeps its position
+  else throw new PatchError(`path ${toPointer(parts)} does not exist`);
+  return doc;
+}
+
 function remove(doc, parts) {
   if (!parts.length) throw new PatchError("cannot remove the root");
   const [parent, key] = parentOf(doc, parts);
@@ -76,8 +85,7 @@ export function applyPatch(document, ops) {
     switch (op.op) {
       case "add": doc = add(doc, path, structuredClone(op.value)); break;
       case "remove": [doc] = remove(doc, path); break;
-      case "replace": get(doc, path); [doc] = path.length ? remove(doc, path) : [doc];
-        doc = add(doc, path, structuredClone(op.value)); break;
+      case "replace": doc = replace(doc, path, structuredClone(op.value)); break;
       case "move": {
         const from = parsePointer(op.from ?? "");
         if (path.length > from.length && toPointer(path.slice(0, from.length)) === toPointer(from)) {
