@@ -61,6 +61,7 @@ export class EventLog {
     this.list = $("#event-list", root);
     this.filter = $("#event-filter", root);
     this.count = $("#event-count", root);
+    this.chip = $("#event-count-chip");
     this.types = new Set();
     this.total = 0;
     this.filter.addEventListener("change", () => this.applyFilter());
@@ -96,6 +97,7 @@ export class EventLog {
   }
 
   counted() {
+    this.chip.textContent = String(this.total);
     const shown = this.filter.value ? this.list.querySelectorAll(`li:not([hidden])`).length : this.total;
     this.count.textContent = this.filter.value ? `${shown} of ${this.total}` : `${this.total} events`;
   }

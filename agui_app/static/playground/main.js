@@ -136,7 +136,6 @@ async function startRun(options) {
 
 function onEvent(seq, event) {
   log.add(seq, event);
-  $("#event-count-chip").textContent = String(log.total);
   conversation.apply(event);
   switch (event.type) {
     case "RUN_STARTED": approvals.clear(); setRun({ id: event.runId, status: "running" }); break;
