@@ -14,7 +14,7 @@ import { StateTree } from "./tree.js";
 const EARLIER_EVENTS = 200;
 const app = {
   api: null, agents: [], agent: null, transport: "websocket", threadId: null, stream: null,
-  state: {}, version: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
+  state: {}, version: 0, stateEvents: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
 };
 const conversation = new Conversation($("#messages"));
 const log = new EventLog($("#tab-events"));
@@ -141,7 +141,7 @@ function onEvent(seq, event) {
     case "RUN_STARTED": approvals.clear(); setRun({ id: event.runId, status: "running" }); break;
     case "RUN_FINISHED": finished(event); break;
     case "RUN_ERROR": setRun({ id: app.run?.id, status: event.code === "cancelled" ? "cancelled" : "failed" }); afterRun(); break;
-    case "STATE_SNAPSHOT": app.state = event.snapshot; tree.render(app.state); if (!app.run?.active) quietly(resyncState()); break;
+    case "STATE_SNAPSHOT": snapshot(event); break;
     case "STATE_DELTA": applyDelta(event); break;
     case "TOOL_CALL_RESULT": if (conversation.toolNames.get(event.toolCallId)?.name === "load_capability") quietly(refreshCaps()); break;
     default: break;
@@ -210,7 +210,19 @@ function setVersion(version) {
   chip.classList.add("pulse");
 }
 
+/** A snapshot carries no version: a run's first one is not a revision, one that replaced the whole
+ * document (or a large change) is. Ask the server once the state settles. */
+let resyncTimer;
+function snapshot(event) {
+  app.stateEvents += 1;
+  app.state = event.snapshot;
+  tree.render(app.state);
+  clearTimeout(resyncTimer);
+  resyncTimer = setTimeout(() => quietly(resyncState()), 150);
+}
+
 function applyDelta(event) {
+  app.stateEvents += 1;
   try {
     app.state = applyPatch(app.state, event.delta);
     tree.render(app.state);
@@ -221,9 +233,17 @@ function applyDelta(event) {
   }
 }
 
+/** The stored state and its version. An answer overtaken by a state event that arrived meanwhile is
+ * dropped (it may predate that event) and asked again. */
 async function resyncState() {
   if (!app.threadId) return;
+  const seen = app.stateEvents;
   const { state, version } = await app.api.state(app.threadId);
+  if (seen !== app.stateEvents) {
+    clearTimeout(resyncTimer);
+    resyncTimer = setTimeout(() => quietly(resyncState()), 150);
+    return;
+  }
   app.state = state;
   tree.render(state);
   setVersion(version);

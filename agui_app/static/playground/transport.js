@@ -99,7 +99,7 @@ export class ThreadStream {
     socket.onclose = async (close) => {
       if (socket !== this.socket || this.closed) return;
       if (close.code === 4401 && this.api.renew) this.api.token = await this.api.renew().catch(() => this.api.token);
-      if ([4403, 4404, 4409].includes(close.code)) {
+      if ([4403, 4404, 4409].includes(close.code) || (close.code === 4401 && !this.api.renew)) {
         this.status("error", close.reason || `closed (${close.code})`);
         return;
       }
