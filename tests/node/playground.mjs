@@ -62,7 +62,17 @@ const scenarios = {
     await runEnds(page);
     await tab(page, "capabilities");
     await page.waitForSelector('#tab-capabilities .loaded [data-capability="weather"]', { timeout: TIMEOUT });
+    const agentDoc = JSON.parse(await page.textContent("#capabilities-doc"));
+    await page.click('#tab-capabilities [data-which="thread"]');
+    const threadDoc = JSON.parse(await page.textContent("#capabilities-doc"));
+    await tab(page, "events");
+    await page.selectOption("#event-filter", "TEXT_MESSAGE_CONTENT");
+    const filtered = await page.$$eval("#event-list li:not([hidden])", (rows) => rows.map((r) => [Number(r.dataset.seq), r.dataset.type]));
     return {
+      agentTools: agentDoc.tools.items.map((t) => t.name),
+      threadTools: threadDoc.tools.items.map((t) => t.name),
+      filtered,
+      eventCount: await page.textContent("#event-count"),
       threadId: await threadId(page),
       answer: await answer(page),
       tools: await page.$$eval("#messages .tool", (items) => items.map((i) => i.dataset.tool)),
@@ -130,6 +140,12 @@ const scenarios = {
     const args = await page.inputValue("#approvals textarea");
     await page.fill("#approvals textarea", args.replace("40", "10"));
     await page.click('#approvals button:text-is("Approve with edits")');
+    await runEnds(page);
+
+    await send(page, refund(99));
+    await runEnds(page, "awaiting approval");
+    await page.fill('#approvals input[aria-label="reason"]', "A voucher was given instead.");
+    await page.click('#approvals button:text-is("Deny")');
     await runEnds(page);
     return {
       threadId: await threadId(page),

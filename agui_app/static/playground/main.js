@@ -288,7 +288,7 @@ async function refreshCaps() {
 }
 
 function renderCaps() {
-  renderCapabilities($("#tab-capabilities"), app);
+  renderCapabilities($("#tab-capabilities"), { ...app, which: app.capsWhich });
 }
 
 function connection({ state, transport, detail }) {

@@ -5,6 +5,12 @@
 import { Api } from "./api.js";
 import { $, fill, h } from "./dom.js";
 
+function problem(message) {
+  $("#signin").hidden = false;
+  $("#signin-error").hidden = false;
+  $("#signin-error").textContent = message;
+}
+
 async function mintForSession(tenant) {
   const response = await fetch("/playground/session", {
     method: "POST",
@@ -31,7 +37,7 @@ async function startWithToken(token, agentSlug, onReady) {
     const doc = await api.agentCapabilities(agentSlug);
     Object.assign(agent, { name: doc.identity?.name ?? agentSlug, description: doc.identity?.description ?? "" });
   } catch (error) {
-    alert(`That token cannot reach agent ${agentSlug}: ${error.message}`);
+    problem(`That token cannot reach agent “${agentSlug}”: ${error.message}`);
     return;
   }
   $("#credential").textContent = "· pasted user token";
@@ -59,7 +65,6 @@ export function boot(onReady) {
     location.reload();
   });
   startSession(select.value, onReady).catch((error) => {
-    $("#signin").hidden = false;
-    alert(error.message);
+    problem(`Could not sign in to ${select.value}: ${error.message}`);
   });
 }

@@ -75,6 +75,12 @@ def test_a_member_signs_in_asks_for_the_weather_and_sees_the_answer_and_the_weat
     assert seen["loaded"] == ["weatherv1"]  # the capability and the skill version its load used
     assert ["weather", "true"] in seen["catalog"] and ["refunds", "false"] in seen["catalog"]
     assert seen["connection"].startswith("live · WebSocket")
+    assert (
+        "get_forecast" in seen["threadTools"] and "get_forecast" not in seen["agentTools"]
+    )  # both documents
+    words = [seq for seq, kind in seen["filtered"] if kind == "TEXT_MESSAGE_CONTENT"]
+    assert words and len(words) == len(seen["filtered"]), "the filter shows one type"
+    assert seen["eventCount"] == f"{len(words)} of {len(seen['seqs'])}"
     thread = Thread.objects.get(thread_id=seen["threadId"])
     member = ready[1]
     assert thread.user == f"staff:{member.pk}"  # the page ran on a user token minted for the member
@@ -108,16 +114,17 @@ def test_the_state_tree_follows_a_run_sends_edits_and_shows_a_stale_edit_as_a_co
         assert (ARTIFACTS / f"playground-{width}.png").stat().st_size > 10_000
 
 
-def test_an_approval_given_in_the_page_resumes_the_run_with_the_decided_arguments(
+def test_approvals_given_in_the_page_resume_the_run_approved_edited_or_denied(
     ready: tuple[ServerProcess, Any, str],
 ) -> None:
     seen = drive("approval", *ready)
 
     assert seen["approved"] == ["Refunded 25.00 on order A-1001."]
-    assert seen["results"] == ["Refunded 25.00 on order A-1001.", "Refunded 10.00 on order A-1001."]
+    assert seen["results"][:2] == ["Refunded 25.00 on order A-1001.", "Refunded 10.00 on order A-1001."]
+    assert "A voucher was given instead." in seen["results"][2] and "Refunded" not in seen["results"][2]
     runs = Run.objects.filter(thread__thread_id=seen["threadId"]).order_by("started_at")
-    assert [run.status for run in runs] == ["succeeded"] * 4
-    assert [(run.outcome or {}).get("type") == "interrupt" for run in runs] == [True, False, True, False]
+    assert [run.status for run in runs] == ["succeeded"] * 6
+    assert [(run.outcome or {}).get("type") == "interrupt" for run in runs] == [True, False] * 3
 
 
 def test_a_connection_cut_mid_run_resumes_from_the_last_seq_with_no_text_lost_or_repeated(
