@@ -37,8 +37,8 @@ function showApp(api, agents) {
       agent.description ? h("span.pick-sub.muted", {}, agent.description) : null))));
   if (!agents.length) fill($("#agents"), h("li.muted", {}, "This tenant has no agents yet (admin → Agents)."));
   const remembered = localStorage.getItem("playground.agent");
-  const first = agents.find((agent) => agent.slug === remembered) ?? agents[0];
-  if (first && agents.length === 1) selectAgent(first.slug);
+  const chosen = agents.find((agent) => agent.slug === remembered) ?? (agents.length === 1 ? agents[0] : null);
+  if (chosen) selectAgent(chosen.slug);
 }
 
 async function selectAgent(slug) {
@@ -79,14 +79,18 @@ function closeThread() {
   connection({ state: "offline", transport: app.transport, detail: "" });
 }
 
+let opening = 0;
 async function openThread(threadId) {
+  const ticket = (opening += 1);
+  const stale = () => ticket !== opening; // another thread was picked meanwhile
   closeThread();
   app.threadId = threadId;
   $("#thread-id").textContent = threadId;
-  await refreshThreads();
-  const detail = await app.api.thread(threadId);
+  if (matchMedia("(max-width: 720px)").matches) $(".chat").scrollIntoView({ behavior: "smooth" });
+  quietly(refreshThreads());
+  const [detail, hydrated] = await Promise.all([app.api.thread(threadId), connectThread(app.api, app.agent, threadId)]);
+  if (stale()) return;
   $("#thread-title").textContent = detail.title || "Untitled thread";
-  const hydrated = await connectThread(app.api, app.agent, threadId);
   conversation.snapshot(hydrated.messages);
   if (hydrated.outcome?.type === "interrupt") {
     approvals.show(hydrated.outcome.interrupts);
@@ -95,6 +99,7 @@ async function openThread(threadId) {
   }
   await resyncState();
   const earlier = await app.api.events(threadId, Math.max(0, hydrated.cursor - EARLIER_EVENTS), EARLIER_EVENTS);
+  if (stale()) return;
   for (const item of earlier.items) if (item.seq <= hydrated.cursor) log.add(item.seq, item.event, { replayed: true });
   app.stream = new ThreadStream({
     api: app.api, threadId, transport: app.transport, after: hydrated.cursor,
