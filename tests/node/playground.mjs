@@ -274,15 +274,22 @@ const browser = await chromium.launch({
 });
 const consoleErrors = [];
 const failedRequests = [];
+let page;
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on("console", (message) => { if (message.type() === "error") consoleErrors.push(`${message.text()} (${message.location().url})`); });
   page.on("pageerror", (error) => consoleErrors.push(error.message));
   page.on("response", (response) => { if (response.status() >= 400) failedRequests.push(`${response.status()} ${response.url()}`); });
   const result = await scenarios[scenario](page);
   process.stdout.write(`${JSON.stringify({ ...result, consoleErrors, failedRequests })}\n`);
 } catch (error) {
-  process.stdout.write(`${JSON.stringify({ failed: String(error.stack ?? error), consoleErrors, failedRequests })}\n`);
+  const shown = await page?.evaluate(() => ({
+    runStatus: document.querySelector("#run-status")?.textContent,
+    connection: document.querySelector("#conn-text")?.textContent,
+    messages: document.querySelector("#messages")?.innerText.slice(-2000),
+    events: window.playground?.stats().seqs.length,
+  })).catch(() => null);
+  process.stdout.write(`${JSON.stringify({ failed: String(error.stack ?? error), shown, consoleErrors, failedRequests })}\n`);
   process.exitCode = 1;
 } finally {
   await browser.close();

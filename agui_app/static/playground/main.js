@@ -195,8 +195,10 @@ async function stop() {
   if (!app.run?.id) return;
   $("#stop").disabled = true;
   try {
-    await app.api.cancel(app.threadId, app.run.id);
-    $("#run-status").textContent = "stopping…";
+    const runId = app.run.id;
+    await app.api.cancel(app.threadId, runId);
+    // the run's end may have arrived while the cancel was answered: only a run still going is "stopping"
+    if (app.run?.active && app.run.id === runId) $("#run-status").textContent = "stopping…";
   } catch (error) {
     conversation.error(error.message, error.code);
   } finally {
