@@ -5,6 +5,7 @@
 // Driven by tests/agui_app/transports/http/test_playground.py.
 import { chromium } from "playwright-core";
 import net from "node:net";
+import { createInterface } from "node:readline";
 
 const [scenario, hub] = process.argv.slice(2);
 const { PLAYGROUND_USER, PLAYGROUND_PASSWORD, AGUI_KEY, ARTIFACTS } = process.env;
@@ -216,6 +217,36 @@ const scenarios = {
     };
   },
 
+  // the server process is killed mid-run and a new one started (the test does it when asked): the
+  // page, through the proxy, resumes on the new process and shows how the run ended
+  async restart(page) {
+    const proxy = await startProxy(new URL(hub));
+    await signIn(page, proxy.url);
+    await send(page, script(
+      { call: "load_capability", args: { id: "todos" } },
+      { call: "add_todo", args: { text: "before the restart" } },
+      { say: "never said", delay_ms: 20000 },
+    ));
+    await page.waitForFunction(() => document.querySelector("#state-tree").textContent.includes("before the restart"), null, { timeout: TIMEOUT });
+    const seqAtKill = (await stats(page)).lastSeq;
+    const { port } = await ask({ ask: "restart" });
+    proxy.retarget(port);
+    await runEnds(page, "failed");
+    await page.waitForTimeout(200);
+    const connection = await page.textContent("#conn-text");
+    const shown = await stats(page);
+    proxy.close();
+    return {
+      threadId: await threadId(page),
+      seqAtKill,
+      connection,
+      ...shown,
+      errors: await page.$$eval("#messages .error", (items) => items.map((i) => i.textContent)),
+      tools: await page.$$eval("#messages .tool", (items) => items.map((i) => i.dataset.tool)),
+      todos: await treeText(page),
+    };
+  },
+
   async adminThread(page) {
     await page.goto(`${hub}/admin/login/?next=/admin/`);
     await page.fill("#id_username", PLAYGROUND_USER);
@@ -246,13 +277,23 @@ async function screenshots(page) {
   return phone;
 }
 
+/** Ask the test driving this script (one JSON line out, one JSON line back on stdin). */
+async function ask(question) {
+  const lines = createInterface({ input: process.stdin });
+  process.stdout.write(`${JSON.stringify(question)}\n`);
+  const [answer] = await Promise.all([new Promise((resolve) => lines.once("line", resolve))]);
+  lines.close();
+  return JSON.parse(answer);
+}
+
 /** A TCP proxy in front of the hub, so a test can cut the page's connections like a network would. */
 function startProxy(target) {
   const sockets = new Set();
   let refuseUntil = 0;
+  let port = Number(target.port);
   const server = net.createServer((client) => {
     if (Date.now() < refuseUntil) { client.destroy(); return; }
-    const upstream = net.connect(Number(target.port), target.hostname);
+    const upstream = net.connect(port, target.hostname);
     for (const [a, b] of [[client, upstream], [upstream, client]]) {
       sockets.add(a);
       a.on("error", () => b.destroy());
@@ -262,6 +303,7 @@ function startProxy(target) {
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({
     url: `http://127.0.0.1:${server.address().port}/`,
+    retarget(newPort) { port = newPort; for (const socket of sockets) socket.destroy(); },
     drop(refuseMs) { refuseUntil = Date.now() + refuseMs; for (const socket of sockets) socket.destroy(); },
     close() { for (const socket of sockets) socket.destroy(); server.close(); },
   })));

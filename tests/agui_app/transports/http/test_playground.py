@@ -28,20 +28,25 @@ NODE_DIR = ROOT / "tests" / "node"
 ARTIFACTS = ROOT / "test-artifacts"
 
 
+def driver_env(member: Any, owner_key: str, **env: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PLAYGROUND_USER": member.username,
+        "PLAYGROUND_PASSWORD": "pw-member-123",
+        "AGUI_KEY": owner_key,
+        "ARTIFACTS": str(ARTIFACTS),
+        **env,
+    }
+
+
 def drive(scenario: str, server: ServerProcess, member: Any, owner_key: str, **env: str) -> dict[str, Any]:
     """Run one scenario of playground.mjs; returns what the page showed."""
     ARTIFACTS.mkdir(exist_ok=True)
     done = subprocess.run(
         ["node", str(NODE_DIR / "playground.mjs"), scenario, server.url],
         cwd=NODE_DIR,
-        env={
-            **os.environ,
-            "PLAYGROUND_USER": member.username,
-            "PLAYGROUND_PASSWORD": "pw-member-123",
-            "AGUI_KEY": owner_key,
-            "ARTIFACTS": str(ARTIFACTS),
-            **env,
-        },
+        env=driver_env(member, owner_key, **env),
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=150,
@@ -143,6 +148,44 @@ def test_a_connection_cut_mid_run_resumes_from_the_last_seq_with_no_text_lost_or
     thread = Thread.objects.get(thread_id=seen["threadId"])
     assert seen["seqs"] == list(range(1, thread.last_seq + 1)), "no gap, no repeat"
     assert seen["seqAtDrop"] < thread.last_seq
+
+
+def test_a_server_killed_mid_run_is_replaced_and_the_page_resumes_on_the_new_process(
+    transactional_db: None, tmp_path: Path, agent: Any, member: Any, owner_key: str
+) -> None:
+    servers = [start_server(tmp_path)]
+    driver = subprocess.Popen(
+        ["node", str(NODE_DIR / "playground.mjs"), "restart", servers[0].url],
+        cwd=NODE_DIR,
+        env=driver_env(member, owner_key),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert driver.stdout is not None and driver.stdin is not None
+        line = driver.stdout.readline()
+        assert json.loads(line) == {"ask": "restart"}, line + (driver.stderr.read() if driver.stderr else "")
+        servers[0].kill()  # SIGKILL mid-run: no cleanup, the run's task dies with the process
+        servers.append(start_server(tmp_path))
+        driver.stdin.write(json.dumps({"port": servers[1].port}) + "\n")
+        driver.stdin.flush()
+        output, errors = driver.communicate(timeout=150)
+    finally:
+        driver.kill()
+        for server in servers:
+            server.stop()
+    seen = json.loads(output.strip().splitlines()[-1])
+    assert "failed" not in seen, f"{seen}\n{errors}"
+
+    assert any("run_interrupted" in text for text in seen["errors"]), seen["errors"]
+    assert seen["tools"] == ["load_capability", "add_todo"]  # each once: resumed after the last seq
+    assert seen["todos"].count("before the restart") == 1
+    assert "resumed after seq" in seen["connection"]
+    thread = Thread.objects.get(thread_id=seen["threadId"])
+    assert seen["seqs"] == list(range(1, thread.last_seq + 1)) and seen["seqAtKill"] < thread.last_seq
+    assert Run.objects.get(thread=thread).status == "interrupted"
 
 
 def test_a_pasted_user_token_runs_the_agent_as_its_user(
