@@ -254,6 +254,7 @@ async function resyncState() {
   app.state = state;
   tree.render(state);
   setVersion(version);
+  quietly(refreshThreads()); // their versions and last seqs
 }
 
 async function sendPatch(ops, baseVersion) {
