@@ -3,8 +3,11 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from agui_app.transports.http import errors, ops
+from agui_app.transports.http.playground import playground, playground_session
 
 urlpatterns = [
+    path("", playground, name="playground"),  # admin's "View site" (site_url "/") lands here
+    path("playground/session", playground_session, name="playground-session"),
     path("admin/", admin.site.urls),
     path("healthz", ops.healthz, name="healthz"),
     path("readyz", ops.readyz, name="readyz"),

@@ -50,6 +50,7 @@ AG-UI Hub is starting on http://127.0.0.1:${PORT}
       -H 'Authorization: Bearer ${SHOWN_KEY}' -H 'Content-Type: application/json' -H 'Accept: text/event-stream' \\
       -d '{"threadId":"hello","runId":"run-1","state":{},"messages":[{"id":"m-1","role":"user","content":"What is the weather in Paris?"}],"tools":[],"context":[],"forwardedProps":{}}'
 
+  Playground: http://127.0.0.1:${PORT}/ (sign in with a staff account: .venv/bin/python manage.py createsuperuser)
   API docs: http://127.0.0.1:${PORT}/api/docs   Admin: http://127.0.0.1:${PORT}/admin/ (manage.py createsuperuser)
 
 INFO

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from agui_app.access import Principal
 from agui_app.errors import AmbiguousThread, not_found
@@ -16,10 +16,14 @@ from agui_app.models import LoadedCapability, StateRevision, Thread
 
 
 def threads_for(
-    principal: Principal, *, agent_slug: str | None = None, user: str | None = None
+    principal: Principal,
+    *,
+    agent_slug: str | None = None,
+    user: str | None = None,
+    search: str | None = None,
 ) -> QuerySet[Thread]:
     """The threads ``principal`` reaches, newest first. ``user`` filters a tenant principal's list
-    (a user token's is always its own user's)."""
+    (a user token's is always its own user's); ``search`` keeps those whose id or title contains it."""
     threads = (
         Thread.objects.filter(tenant=principal.tenant)
         .select_related("agent", "tenant")
@@ -35,6 +39,8 @@ def threads_for(
         threads = threads.filter(thread_id__in=principal.threads)
     if agent_slug:
         threads = threads.filter(agent__slug=agent_slug)
+    if search:
+        threads = threads.filter(Q(thread_id__icontains=search) | Q(title__icontains=search))
     return threads
 
 

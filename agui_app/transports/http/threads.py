@@ -34,6 +34,8 @@ from agui_app.transports.http.registry_serializers import ErrorSerializer, page_
 from agui_app.transports.inputs import BIGINT_MAX, ascii_int
 from capabilities.selectors import enabled_skill_ids
 
+SEARCH_MAX_CHARS = 200
+
 
 class Pagination(LimitOffsetPagination):
     default_limit = 50
@@ -101,11 +103,13 @@ class ThreadListView(TenantAPIView):
         responses={200: page_of(doc.ThreadSummaryBody)},
     )
     def get(self, request: Request) -> Response:
-        """Threads, newest first; ``?agent=<slug>`` and (tenant keys) ``?user=<id>`` filter; ``?limit=&offset=`` pages."""
+        """Threads, newest first; ``?agent=<slug>``, ``?search=<text>`` (in the id or title) and (tenant
+        keys) ``?user=<id>`` filter; ``?limit=&offset=`` pages."""
         threads = threads_for(
             self.principal(request),
             agent_slug=request.query_params.get("agent"),
             user=request.query_params.get("user"),
+            search=request.query_params.get("search", "")[:SEARCH_MAX_CHARS] or None,
         )
         return self.paginate(request, threads, out.thread_summary)
 

@@ -51,6 +51,29 @@ def test_the_list_is_newest_first_filterable_and_paged(api: APIClient, agent: Ag
     assert [t["threadId"] for t in api.get("/api/v1/threads?agent=other").json()["results"]] == ["d"]
 
 
+def test_the_list_searches_ids_and_titles_within_what_the_principal_reaches(
+    api: APIClient, agent: Agent, stranger_api: APIClient, stranger_agent: Agent
+) -> None:
+    api.post("/api/v1/threads", {"agent": "assistant", "threadId": "trip-1", "title": "Paris"}, format="json")
+    api.post(
+        "/api/v1/threads",
+        {"agent": "assistant", "threadId": "t-9", "title": "Weekend in PARIS"},
+        format="json",
+    )
+    api.post(
+        "/api/v1/threads", {"agent": "assistant", "threadId": "t-10", "title": "Groceries"}, format="json"
+    )
+    stranger_api.post("/api/v1/threads", {"agent": stranger_agent.slug, "title": "paris too"}, format="json")
+
+    def found(query: str) -> list[str]:
+        return [t["threadId"] for t in api.get(f"/api/v1/threads?search={query}").json()["results"]]
+
+    assert found("paris") == ["t-9", "trip-1"]  # the title, any case; newest first; never another tenant's
+    assert found("TRIP") == ["trip-1"]  # the id
+    assert found("nothing") == []
+    assert len(found("x" * 5000)) == 0  # cut at 200 characters, not an error
+
+
 def test_patch_updates_title_and_metadata_only(api: APIClient, agent: Agent) -> None:
     api.post("/api/v1/threads", {"agent": "assistant", "threadId": "t-2"}, format="json")
     response = api.patch(
