@@ -21,7 +21,7 @@ from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agui_app.errors import not_found
+from agui_app.errors import Unprocessable, not_found
 from agui_app.transports.http.registry import RegistryAPIView, bundle_refusal, skill_refusal
 from agui_app.transports.http.registry_serializers import (
     ErrorSerializer,
@@ -231,7 +231,7 @@ class SkillImportView(SkillView):
             agent = agent_for_tenant(request.auth.pk, str(slug))
             if agent is None:
                 raise not_found("Agent")
-        uploads = request.data.getlist("files") if hasattr(request.data, "getlist") else request.data["files"]
+        uploads = multipart_files(request) if hasattr(request.data, "getlist") else request.data["files"]
         try:
             resources: dict[str, str] = {}
             files, skipped = read_bundle(list(uploads), resources=resources)
@@ -267,3 +267,14 @@ class SkillExportView(SkillView):
         response = HttpResponse(buffer.getvalue(), content_type="application/zip")
         response["Content-Disposition"] = f'attachment; filename="skills-{request.auth.slug}.zip"'
         return response
+
+
+def multipart_files(request: Request) -> list[Any]:
+    """The ``files`` parts of a multipart import; a ``files`` part sent as text is a 422."""
+    if any(isinstance(value, str) for value in request.data.getlist("files")):
+        raise Unprocessable(
+            "`files` must be file parts (.md or .zip files), not text fields.",
+            code="invalid_body",
+            details={"fields": [{"field": "files", "message": "must be file parts"}]},
+        )
+    return request.FILES.getlist("files")

@@ -122,6 +122,14 @@ def test_an_import_of_several_files_attaches_them_to_the_agent(api: APIClient, a
     assert set(api.get("/api/v1/agents/assistant").json()["skills"]) >= {"farewell", "greeter"}
 
 
+def test_files_sent_as_text_fields_are_a_422_and_nothing_is_imported(api: APIClient, owner_tenant) -> None:
+    for files in (GREETER, [GREETER, "x"]):  # what a form without file inputs sends
+        response = api.post("/api/v1/skills/import", {"files": files}, format="multipart")
+        assert response.status_code == 422, response.content
+        assert response.json()["error"]["code"] == "invalid_body"
+    assert api.get("/api/v1/skills").json()["count"] == 0
+
+
 def test_an_unreadable_upload_is_refused_saying_why(api: APIClient, owner_tenant) -> None:
     upload = [SimpleUploadedFile("notes.txt", b"hello"), SimpleUploadedFile("broken.zip", b"PK not a zip")]
     response = api.post("/api/v1/skills/import", {"files": upload}, format="multipart")

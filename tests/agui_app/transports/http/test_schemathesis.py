@@ -1,10 +1,7 @@
 """schemathesis against a live server: every documented operation, a few examples each (positive
 and negative), must answer without a 5xx and within its own documented response schema.
 
-Excluded, and why (each a known bug of another issue, not hidden here):
-- ``POST /api/v1/skills/import`` (``skills_import``): a multipart ``files`` field sent as text, not
-  a file, answers 500 (``capabilities.bundles.read_bundle`` reads ``.name`` of a str) — input
-  hardening's to fix; remove the exclusion with the fix.
+No operation is excluded (``EXCLUDED_OPERATIONS`` is where one would be named, with its reason).
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from tests.support.servers import start_server
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 MAX_EXAMPLES = 5
-EXCLUDED_OPERATIONS = ["skills_import"]
+EXCLUDED_OPERATIONS: list[str] = []
 CHECKS = "not_a_server_error,response_schema_conformance"
 CONFIG = """\
 [parameters]
