@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from agui_app.errors import not_found
 from agui_app.selectors.agents import agent_for
 from agui_app.selectors.threads import loaded_capabilities
-from agui_app.transports.http.openapi import component_ref
+from agui_app.transports.http.openapi_parts import component_ref
 from agui_app.transports.http.threads import TenantAPIView
 from capabilities.discovery import capabilities_document, document_etag
 

@@ -39,6 +39,7 @@ import orjson
 from django.conf import settings
 
 from agui_app.errors import ApiError, TooManyRequests, Unauthenticated
+from agui_app.logs import request_refused
 from agui_app.transports.auth import KEY_REQUIRED, aprincipal_for, bearer_token
 from agui_app.transports.http.sse import security_headers
 from agui_app.transports.inputs import PayloadTooLarge, ascii_int
@@ -199,6 +200,7 @@ class Exchange:
 
     def __init__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self._receive, self._send = receive, send
+        self.method, self.path = scope.get("method", ""), scope["path"]
         self.limit = body_limit(scope["path"])
         self.deadline = time.monotonic() + settings.AGUI_BODY_TIMEOUT_SECONDS
         self.received = 0
@@ -209,6 +211,7 @@ class Exchange:
     async def answer(self, error: ApiError) -> None:
         if not self.started:
             self.started = self.answered = True
+            request_refused(status=error.status, code=error.code, method=self.method, path=self.path)
             await answer(self._send, error)
 
     async def send(self, message: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agui_app.models import RunStatus, StateSource
-from agui_app.transports.http.openapi import component_ref
+from agui_app.transports.http.openapi_parts import component_ref
 
 
 class RunUsageBody(serializers.Serializer):
