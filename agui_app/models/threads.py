@@ -4,6 +4,8 @@ import uuid
 
 from django.db import models
 
+from agui_app.models.json import StoredJsonDecoder
+
 
 class Thread(models.Model):
     """A conversation: its shared state, its event log cursor and (by id) its stored history.
@@ -23,11 +25,14 @@ class Thread(models.Model):
         help_text="The end user who owns it (threads of user tokens); empty: the tenant's.",
     )
     title = models.CharField(max_length=200, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    state = models.JSONField(default=dict, blank=True)
+    metadata = models.JSONField(default=dict, blank=True, decoder=StoredJsonDecoder)
+    state = models.JSONField(default=dict, blank=True, decoder=StoredJsonDecoder)
     state_version = models.PositiveBigIntegerField(default=0)
     private_state = models.JSONField(
-        default=dict, blank=True, help_text="Server-only state keys: seen by tools, never sent to clients."
+        default=dict,
+        blank=True,
+        decoder=StoredJsonDecoder,
+        help_text="Server-only state keys: seen by tools, never sent to clients.",
     )
     last_seq = models.PositiveBigIntegerField(default=0, help_text="Highest event seq logged on this thread.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -62,7 +67,7 @@ class StateRevision(models.Model):
 
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="state_revisions")
     version = models.PositiveBigIntegerField()
-    patch = models.JSONField()
+    patch = models.JSONField(decoder=StoredJsonDecoder)
     source = models.CharField(max_length=10, choices=StateSource.choices)
     run = models.ForeignKey(
         "agui_app.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
