@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage
 
 from agui_app.access import Principal, Scope
 from agui_app.errors import Conflict, Forbidden, TooManyRequests, not_found
+from agui_app.events.held import HELD
 from agui_app.events.hub import broadcast_control
 from agui_app.events.log import append_events
 from agui_app.events.shape import run_error, run_finished_cancelled, run_started
@@ -280,6 +281,7 @@ def _cancel_queued(run: Run) -> bool:
         )
         start = run_started(thread_id=thread_id, run_id=run.run_id, protocol_1_0=protocol_1_0)
         append_events(run.thread_id, [start, ending], run_pk=run.pk, run_id=run.run_id)
+        HELD.hold(run.thread_id, run.run_id, None)  # it never ran: its streams end as logged
         run_ended(run_pk=run.pk)  # the webhook's outbox row, in this same transaction
     return True
 
