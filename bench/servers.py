@@ -174,6 +174,8 @@ def server_env(db: BenchDatabase) -> dict[str, str]:
             "AGUI_RUNS_PER_MINUTE": "10000000",
             # ...and every client comes from 127.0.0.1: no cap on open requests per address.
             "AGUI_MAX_REQUESTS_PER_CLIENT": "0",
+            # The 1 MB state document of ``bench.growth`` is PUT whole (its body is over the 1 MiB default).
+            "AGUI_MAX_BODY_BYTES": str(4 * 1024 * 1024),
             "LOG_LEVEL": "WARNING",
             "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
         }

@@ -27,6 +27,7 @@ from agui_app import logs, metrics
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
+from agui_app.events.held import HELD
 from agui_app.events.log import run_event_count
 from agui_app.events.shape import (
     PendingEvent,
@@ -291,8 +292,8 @@ class RunExecution:
                 usage=self.meter.total,
                 partial=self.partial,
             )
-            if snapshot is not None:
-                events.append(messages_snapshot(snapshot))
+            # Held for the run's own stream, not logged: the log stays O(turn) (``run_messages``).
+            HELD.hold(self.thread.pk, self.run.run_id, messages_snapshot(snapshot) if snapshot else None)
             events.append(encode(terminal))
             return events
 

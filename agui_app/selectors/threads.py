@@ -48,6 +48,12 @@ def thread_for(principal: Principal, thread_id: str) -> Thread | None:
     return threads_for(principal).filter(thread_id=thread_id).first()
 
 
+def thread_key_for(principal: Principal, thread_id: str) -> Thread | None:
+    """``thread_for`` without the state documents (for a caller that needs only which thread:
+    a state write re-reads the state under the thread's lock)."""
+    return threads_for(principal).filter(thread_id=thread_id).defer("state", "private_state").first()
+
+
 def thread_id_taken(principal: Principal, thread_id: str) -> bool:
     """Whether ``thread_id`` is closed to ``principal`` although it may not exist for it: outside
     its token's list, or another end user's (thread ids are unique per tenant, not per user)."""

@@ -81,14 +81,17 @@ class IdAssigner:
         return None
 
 
-def record_stream_ids(entry_ids: Sequence[str], ids: StreamIds) -> list[ModelMessage]:
-    """Store the stream's ids on the entries a run saved; returns those entries' messages.
+def record_stream_ids(entry_ids: Sequence[str], ids: StreamIds) -> tuple[list[ModelMessage], list[str]]:
+    """Store the stream's ids on the entries a run saved (one statement); returns those entries'
+    messages and the AG-UI message ids they now carry, in order.
 
     A user message keeps the id the client sent (pydantic-ai carries it on the message).
     """
     rows = {row.id: row for row in ConversationEntry.objects.filter(pk__in=list(entry_ids))}
     assigner = IdAssigner(ids)
     saved: list[ModelMessage] = []
+    message_ids: list[str] = []
+    changed: list[ConversationEntry] = []
     for entry_id in entry_ids:
         row = rows.get(entry_id)
         if row is None:
@@ -96,12 +99,14 @@ def record_stream_ids(entry_ids: Sequence[str], ids: StreamIds) -> list[ModelMes
         message = load_message(row.message)
         saved.append(message)
         dumped = dump(message)
-        assigned = [
+        row.ui_message_ids = [
             assigner.id_for(m) or (m.id if m.role == "user" else f"{row.id}.{i}")
             for i, m in enumerate(dumped)
         ]
-        ConversationEntry.objects.filter(pk=row.id).update(ui_message_ids=assigned)
-    return saved
+        message_ids += row.ui_message_ids
+        changed.append(row)
+    ConversationEntry.objects.bulk_update(changed, ["ui_message_ids"])
+    return saved, message_ids
 
 
 def loaded_in(messages: Sequence[ModelMessage]) -> set[str]:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
 from agui_app.errors import Conflict
+from agui_app.events.held import HELD
 from agui_app.events.log import append_events
 from agui_app.events.shape import run_error, run_started
 from agui_app.models import Run, RunStatus, StateSource, Tenant, Thread
@@ -96,6 +97,7 @@ def _refuse(thread: Thread, run: Run, error: Conflict) -> None:
     )
     ending = run_error(message=error.message, code=error.code)
     append_events(thread.pk, [start, ending], run_pk=run.pk, run_id=run.run_id)
+    HELD.hold(thread.pk, run.run_id, None)  # it never ran: its streams end as logged
     run_ended(run_pk=run.pk)  # the webhook's outbox row, in the caller's transaction
 
 

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agui_app.events.closing import TRACKED_TYPES, closing_events
+from agui_app.events.held import HELD
 from agui_app.events.log import append_events
 from agui_app.events.shape import PendingEvent, run_error, run_started
 from agui_app.models import Event, Run, RunStatus
@@ -45,6 +46,7 @@ def run_recover(run: Run) -> None:
         if locked.status != RunStatus.RUNNING:
             return
         append_events(locked.thread_id, ending_events(locked), run_pk=locked.pk, run_id=locked.run_id)
+        HELD.hold(locked.thread_id, locked.run_id, None)  # its streams end as logged
         locked.status = RunStatus.INTERRUPTED
         locked.error = {"code": "run_interrupted", "message": INTERRUPTED_MESSAGE}
         locked.finished_at = timezone.now()

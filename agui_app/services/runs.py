@@ -13,16 +13,17 @@ from typing import Any
 from ag_ui.core import Message, RunAgentInput
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from pydantic_ai.messages import ModelMessage
 
 from agui_app.access import Principal, Scope
 from agui_app.errors import Conflict, Forbidden, TooManyRequests, not_found
+from agui_app.events.held import HELD
 from agui_app.events.hub import broadcast_control
 from agui_app.events.log import append_events
 from agui_app.events.shape import run_error, run_finished_cancelled, run_started
 from agui_app.models import (
-    ConversationEntry,
     ConversationRecord,
     LoadedCapability,
     OnDisconnect,
@@ -45,8 +46,8 @@ from agui_app.services.multitask import ThreadBusy, run_options
 from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
 from agui_app.services.tenancy import tenant_limits
-from agui_app.services.usage import Usage, quota_check, usage_count_run, usage_record_run
-from agui_app.services.webhooks import run_ended, run_webhook_url
+from agui_app.services.usage import Usage, quota_check, usage_add_to_month, usage_count_run, usage_fields
+from agui_app.services.webhooks import run_ended, run_ended_delivery, run_webhook_url
 from capabilities.models import Agent
 
 
@@ -93,39 +94,42 @@ def run_admit(
     try:
         with transaction.atomic():
             _check_tenant_capacity(tenant)  # first: the tenant's row lock, then the thread's
-            thread, _ = Thread.objects.get_or_create(
-                tenant=tenant,
-                thread_id=run_input.thread_id,
-                defaults={"agent": agent, "user": principal.owner},
-            )
-            thread = Thread.objects.select_for_update().get(pk=thread.pk)
+            thread = _locked_thread(tenant, run_input.thread_id, agent, principal)
             if principal.is_end_user and thread.user != principal.user:
                 raise not_found("Thread")  # another user's: exactly like another tenant's
             if thread.agent_id != agent.pk:
                 raise Conflict(
                     f"Thread {thread.thread_id!r} belongs to another agent.", code="thread_agent_mismatch"
                 )
-            active = Run.objects.filter(thread=thread, status=RunStatus.RUNNING).first()
+            # The active run, the queued ones and one already named like the new run: one read.
+            runs = list(
+                Run.objects.filter(
+                    Q(status__in=(RunStatus.RUNNING, RunStatus.QUEUED)) | Q(run_id=run_input.run_id),
+                    thread=thread,
+                )
+            )
+            active = next((r for r in runs if r.status == RunStatus.RUNNING), None)
             if active is not None and is_stale(active):
                 run_recover(active)
                 active = None
             if active is not None and options.multitask != "enqueue":
                 abandoned = active.on_disconnect == OnDisconnect.CANCEL and not clients_attached(thread.pk)
                 raise ThreadBusy(active, abandoned=abandoned)
-            if Run.objects.filter(thread=thread, run_id=run_input.run_id).exists():
+            if any(r.run_id == run_input.run_id for r in runs):
                 raise Conflict(f"Run {run_input.run_id!r} already exists on this thread.", code="run_exists")
             if active is not None or (
-                options.multitask == "enqueue"
-                and Run.objects.filter(thread=thread, status=RunStatus.QUEUED).exists()
+                options.multitask == "enqueue" and any(r.status == RunStatus.QUEUED for r in runs)
             ):
                 # An enqueued run was asked for later: its client need not stay (continue by default).
                 return _enqueue(
                     principal, thread, run_input, on_disconnect or options.on_disconnect or "continue"
                 )
-            check_open_interrupts(thread, run_input)
-            _record_input_state(
+            record = conversation_head(thread)
+            check_open_interrupts(thread, run_input, record=record)
+            if _record_input_state(
                 thread, run_input.state, forwarded.get("stateVersion"), principal.has(Scope.STATE_WRITE)
-            )
+            ):
+                thread.refresh_from_db(fields=["last_seq", "state", "state_version"])
             usage_count_run(tenant)
             run = Run.objects.create(
                 thread=thread,
@@ -138,12 +142,34 @@ def run_admit(
                 heartbeat_at=timezone.now(),
                 on_disconnect=policy,
                 detached_at=timezone.now(),  # until its first client follows it
-                **rollback_base(thread),
+                # what a rollback of this run returns to (the thread row is locked and current)
+                history_head=record.get("head_id") or "",
+                state_version_before=thread.state_version,
             )
-            thread.refresh_from_db(fields=["last_seq", "state", "state_version"])
             return Admission(thread=thread, run=run, cursor=thread.last_seq)
     except IntegrityError as exc:  # another process admitted a run on this thread meanwhile
         raise Conflict("A run is active on this thread.", code="thread_busy") from exc
+
+
+def _locked_thread(tenant: Tenant, thread_id: str, agent: Agent, principal: Principal) -> Thread:
+    """The thread, row-locked (created on first use, owned by the principal's end user, if any)."""
+    thread = Thread.objects.select_for_update().filter(tenant=tenant, thread_id=thread_id).first()
+    if thread is not None:
+        return thread
+    created, _ = Thread.objects.get_or_create(
+        tenant=tenant, thread_id=thread_id, defaults={"agent": agent, "user": principal.owner}
+    )
+    return Thread.objects.select_for_update().get(pk=created.pk)
+
+
+def conversation_head(thread: Thread) -> dict[str, Any]:
+    """The thread's conversation head and pending approvals (``{}`` before its first run)."""
+    return (
+        ConversationRecord.objects.filter(pk=thread.conversation_id)
+        .values("head_id", "deferred_tool_requests")
+        .first()
+        or {}
+    )
 
 
 def rollback_base(thread: Thread) -> dict[str, Any]:
@@ -204,14 +230,15 @@ def _check_tenant_capacity(tenant: Tenant) -> None:
         )
 
 
-def check_open_interrupts(thread: Thread, run_input: RunAgentInput) -> None:
+def check_open_interrupts(
+    thread: Thread, run_input: RunAgentInput, *, record: dict[str, Any] | None = None
+) -> None:
     """A run may not go past an open interrupt (a tool call waiting for approval): its input must
     resume every one of them, approved or cancelled (AG-UI: never act on, nor finish as success
-    over, an interrupt that has no resume entry)."""
-    record = (
-        ConversationRecord.objects.filter(pk=thread.conversation_id).values("deferred_tool_requests").first()
-    )
-    requests = (record or {}).get("deferred_tool_requests") or {}
+    over, an interrupt that has no resume entry). ``record``: ``conversation_head`` if read already."""
+    if record is None:
+        record = conversation_head(thread)
+    requests = record.get("deferred_tool_requests") or {}
     open_ids = {f"int-{call['tool_call_id']}" for call in requests.get("approvals") or []}
     answered = {entry.interrupt_id for entry in getattr(run_input, "resume", None) or []}
     if missing := sorted(open_ids - answered):
@@ -223,7 +250,8 @@ def check_open_interrupts(thread: Thread, run_input: RunAgentInput) -> None:
         )
 
 
-def _record_input_state(thread: Thread, state: Any, state_version: Any, may_write: bool) -> None:
+def _record_input_state(thread: Thread, state: Any, state_version: Any, may_write: bool) -> bool:
+    """Whether the input's state was recorded (the thread's row changed then)."""
     if state_version is not None:
         if not isinstance(state_version, int) or isinstance(state_version, bool):
             raise Conflict("forwardedProps.stateVersion must be an integer.", code="state_version_stale")
@@ -241,6 +269,8 @@ def _record_input_state(thread: Thread, state: Any, state_version: Any, may_writ
                 details={"required": Scope.STATE_WRITE.value},
             )
         state_replace(thread_pk=thread.pk, state=state, source=StateSource.CLIENT)
+        return True
+    return False
 
 
 def run_request_cancel(*, run: Run) -> Run:
@@ -280,6 +310,7 @@ def _cancel_queued(run: Run) -> bool:
         )
         start = run_started(thread_id=thread_id, run_id=run.run_id, protocol_1_0=protocol_1_0)
         append_events(run.thread_id, [start, ending], run_pk=run.pk, run_id=run.run_id)
+        HELD.hold(run.thread_id, run.run_id, None)  # it never ran: its streams end as logged
         run_ended(run_pk=run.pk)  # the webhook's outbox row, in this same transaction
     return True
 
@@ -307,7 +338,7 @@ def run_complete(
     before ``RUN_FINISHED``; ``None`` when the client already holds exactly the stored messages.
     """
     snapshot = None
-    thread = Thread.objects.select_related("tenant").get(pk=run.thread_id)
+    thread = Thread.objects.select_related("tenant", "agent").get(pk=run.thread_id)
     if status == RunStatus.CANCELLED and partial and not saved_entry_ids:
         saved_entry_ids = conversation_append_partial(
             thread=thread,
@@ -317,14 +348,14 @@ def run_complete(
             note=unanswered_note(status),
         )
     if saved_entry_ids:
-        saved = record_stream_ids(saved_entry_ids, stream_ids)
+        saved, streamed = record_stream_ids(saved_entry_ids, stream_ids)
         for capability_id in sorted(loaded_in(saved)):
             LoadedCapability.objects.update_or_create(
                 thread_id=run.thread_id,
                 capability_id=capability_id,
                 defaults={"skill_version_id": skill_versions.get(capability_id), "run": run},
             )
-        snapshot = history_unless_client_holds_it(thread, client_message_ids, saved_entry_ids)
+        snapshot = history_unless_client_holds_it(thread, client_message_ids, streamed)
     if status != RunStatus.SUCCEEDED:
         conversation_keep_user_messages(
             thread=thread,
@@ -332,24 +363,30 @@ def run_complete(
             messages=run.input_messages,
             note=unanswered_note(status),
         )
+    # The run's end, its usage and the state version it ended at: one statement.
+    usage = usage or Usage()
+    run.status, run.outcome, run.error, run.finished_at = status, outcome, error, timezone.now()
+    run.final_state_version = thread.state_version  # the thread row read above, in this transaction
     Run.objects.filter(pk=run.pk).update(
-        status=status, outcome=outcome, error=error, finished_at=timezone.now(), detached_at=None
+        status=status,
+        outcome=outcome,
+        error=error,
+        finished_at=run.finished_at,
+        detached_at=None,
+        final_state_version=run.final_state_version,
+        **usage_fields(usage),
     )
-    usage_record_run(run=run, tenant_id=thread.tenant_id, usage=usage or Usage())
-    run_ended(run_pk=run.pk)  # the webhook's outbox row, in this same transaction
+    usage_add_to_month(run=run, tenant_id=thread.tenant_id, usage=usage)
+    # the webhook's outbox row, in this same transaction
+    run_ended_delivery(run=run, thread=thread, state_version=thread.state_version)
     return snapshot
 
 
 def history_unless_client_holds_it(
-    thread: Thread, client_message_ids: list[str], saved_entry_ids: list[str]
+    thread: Thread, client_message_ids: list[str], streamed: list[str]
 ) -> list[Message] | None:
+    """The stored history, unless the client's messages plus those the run streamed are exactly it."""
     stored = thread_messages(thread)
-    saved = set(saved_entry_ids)
-    streamed = [
-        message_id
-        for entry in ConversationEntry.objects.filter(pk__in=saved).only("ui_message_ids")
-        for message_id in entry.ui_message_ids or []
-    ]
     client_view = list(client_message_ids) + [m for m in streamed if m not in set(client_message_ids)]
     if sorted(client_view) == sorted(m.id for m in stored) and client_view[: len(client_message_ids)] == [
         m.id for m in stored[: len(client_message_ids)]

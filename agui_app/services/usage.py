@@ -88,25 +88,36 @@ def usage_count_run(tenant: Tenant) -> None:
             transaction rolls back, so nothing of the refused run stays.
     """
     month = month_of(timezone.now())
-    row, _ = UsageMonth.objects.get_or_create(tenant=tenant, month=month)
-    counted = UsageMonth.objects.filter(pk=row.pk)
+    counted = UsageMonth.objects.filter(tenant=tenant, month=month)
     if tenant.monthly_run_quota is not None:
         counted = counted.filter(runs__lt=tenant.monthly_run_quota)
-    if not counted.update(runs=F("runs") + 1):
+    if counted.update(runs=F("runs") + 1):  # one statement when the month's row exists
+        return
+    row, created = UsageMonth.objects.get_or_create(tenant=tenant, month=month)
+    if not (created and counted.update(runs=F("runs") + 1)):
         raise _refuse(tenant, "runs", row.runs, tenant.monthly_run_quota or 0, month)
 
 
-def usage_record_run(*, run: Run, tenant_id: int, usage: Usage) -> None:
-    """Write what a run spent on it and add it to its month (inside the run's closing transaction)."""
-    Run.objects.filter(pk=run.pk).update(
-        requests=usage.requests, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens
-    )
+def usage_fields(usage: Usage) -> dict[str, int]:
+    """The run's own usage columns (for a caller that updates the run's row itself)."""
+    return {
+        "requests": usage.requests,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+
+
+def usage_add_to_month(*, run: Run, tenant_id: int, usage: Usage) -> None:
+    """Add what a run spent to its month's counters (one statement when the row exists)."""
     if usage == Usage():
         return
     month = month_of(run.started_at or timezone.now())
-    row, _ = UsageMonth.objects.get_or_create(tenant_id=tenant_id, month=month)
-    UsageMonth.objects.filter(pk=row.pk).update(
-        requests=F("requests") + usage.requests,
-        input_tokens=F("input_tokens") + usage.input_tokens,
-        output_tokens=F("output_tokens") + usage.output_tokens,
-    )
+    month_row = UsageMonth.objects.filter(tenant_id=tenant_id, month=month)
+    added = {
+        "requests": F("requests") + usage.requests,
+        "input_tokens": F("input_tokens") + usage.input_tokens,
+        "output_tokens": F("output_tokens") + usage.output_tokens,
+    }
+    if not month_row.update(**added):
+        UsageMonth.objects.get_or_create(tenant_id=tenant_id, month=month)
+        month_row.update(**added)

@@ -64,6 +64,13 @@ def run_ended(*, run_pk: int) -> WebhookDelivery | None:
     thread: Thread = run.thread
     version = Thread.objects.filter(pk=thread.pk).values_list("state_version", flat=True).get()
     Run.objects.filter(pk=run.pk).update(final_state_version=version)
+    return run_ended_delivery(run=run, thread=thread, state_version=version)
+
+
+def run_ended_delivery(*, run: Run, thread: Thread, state_version: int) -> WebhookDelivery | None:
+    """``run_ended`` for a caller that holds the ended run (its status, outcome, error and end
+    written) and its thread with its agent, and recorded ``final_state_version`` itself: no reads."""
+    version = state_version
     url = run.webhook_url or thread.agent.webhook_url
     if not url or run.status == RunStatus.RUNNING:
         return None

@@ -7,12 +7,14 @@ Errors before the stream opens are JSON with an HTTP status; after it opens they
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from ag_ui.core import RunAgentInput
 
 from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import Conflict, not_found
-from agui_app.events.shape import connect_run
+from agui_app.events.shape import LoggedEvent, connect_run
 from agui_app.pydantic_ai_private import approval_interrupt
 from agui_app.runtime.admission import admit_and_start
 from agui_app.runtime.attachments import follow_attached
@@ -22,7 +24,7 @@ from agui_app.selectors.threads import thread_for, thread_id_taken
 from agui_app.services.ratelimits import count_run_start
 from agui_app.services.runs import Admission
 from agui_app.transports.http.consumer import SseConsumer, Stream
-from agui_app.transports.http.sse import frame_at
+from agui_app.transports.http.sse import frame_at, with_closing_snapshot
 from agui_app.transports.inputs import run_input_from_request
 from capabilities.models import Agent
 
@@ -63,6 +65,12 @@ async def run_events(admission: Admission) -> Stream:
     """The run's slice of the thread log: from its ``RUN_STARTED`` (anything logged between the
     admission and that is not part of this stream) to its terminal event, including other writers'
     state events in between."""
+    run_id = admission.run.run_id
+    async for batch in with_closing_snapshot(run_slice(admission), admission.thread.pk, run_id):
+        yield batch
+
+
+async def run_slice(admission: Admission) -> AsyncIterator[list[LoggedEvent]]:
     run_id = admission.run.run_id
     started = False
     async for batch in follow_attached(
@@ -106,7 +114,10 @@ async def connect_stream(run_input: RunAgentInput, snapshot: ConnectSnapshot | N
     yield frame_at(synthetic, snapshot.cursor if snapshot is not None else 0)
     if snapshot is not None and snapshot.active_run_first_seq is not None:
         active = snapshot.active_run_id
-        async for batch in follow_attached(
+        assert active is not None
+        run = follow_attached(
             snapshot.thread_pk, snapshot.cursor, stop=lambda e: e.run_id == active and e.is_terminal
-        ):
+        )
+        # The run ends with the messages its own client ends with (``runtime.run_messages``).
+        async for batch in with_closing_snapshot(run, snapshot.thread_pk, active):
             yield batch

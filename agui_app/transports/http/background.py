@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -23,6 +24,7 @@ from agui_app.access import Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError, not_found
 from agui_app.events.follow import follow
+from agui_app.events.shape import LoggedEvent
 from agui_app.models import Thread
 from agui_app.runtime.admission import admit_and_start
 from agui_app.selectors.agents import agent_for
@@ -31,7 +33,7 @@ from agui_app.services.ratelimits import count_run_start
 from agui_app.transports.http.consumer import SseConsumer, Stream
 from agui_app.transports.http.events import reachable_thread
 from agui_app.transports.http.serializers import run_summary
-from agui_app.transports.http.sse import Headers, security_headers
+from agui_app.transports.http.sse import Headers, security_headers, with_closing_snapshot
 from agui_app.transports.inputs import background_run_input, non_negative_int
 
 logger = logging.getLogger(__name__)
@@ -125,6 +127,17 @@ async def run_stream(thread_pk: Any, position: RunPosition, after: int, *, from_
     is past it). From the start, anything logged before its ``RUN_STARTED`` is left out."""
     if position.terminal is not None and after >= position.terminal:
         return
+    run_id = position.run.run_id
+    # The run ends with the stored history (``runtime.run_messages``): its log holds none.
+    async for batch in with_closing_snapshot(
+        run_slice(thread_pk, position, after, from_start=from_start), thread_pk, run_id
+    ):
+        yield batch
+
+
+async def run_slice(
+    thread_pk: Any, position: RunPosition, after: int, *, from_start: bool
+) -> AsyncIterator[list[LoggedEvent]]:
     run_id = position.run.run_id
     started = not from_start or position.started
     async for batch in follow(thread_pk, after, stop=lambda e: e.run_id == run_id and e.is_terminal):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from django.conf import settings
 from rest_framework.parsers import BaseParser
+from rest_framework.renderers import JSONRenderer
 
 from agui_app.transports.inputs import check_json_input, parse_json
 
@@ -27,3 +29,13 @@ class JsonParser(BaseParser):
 
 class JsonPatchParser(JsonParser):
     media_type = "application/json-patch+json"
+
+
+class OrjsonRenderer(JSONRenderer):
+    """DRF's ``JSONRenderer`` through orjson, for answers that carry a whole state document (a
+    1 MB state took the standard library ~10 ms to encode on every ``PATCH``)."""
+
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
+    ) -> bytes:
+        return b"" if data is None else orjson.dumps(data)

@@ -22,6 +22,7 @@ from agui_app.selectors.threads import (
     state_revisions,
     thread_for,
     thread_id_taken,
+    thread_key_for,
     threads_for,
 )
 from agui_app.services.runs import run_request_cancel
@@ -29,7 +30,7 @@ from agui_app.services.state import state_apply_patch, state_replace
 from agui_app.services.threads import thread_create, thread_delete, thread_update
 from agui_app.transports.http import serializers as out
 from agui_app.transports.http import thread_bodies as doc
-from agui_app.transports.http.parsers import JsonParser, JsonPatchParser
+from agui_app.transports.http.parsers import JsonParser, JsonPatchParser, OrjsonRenderer
 from agui_app.transports.http.registry_serializers import ErrorSerializer, page_of
 from agui_app.transports.inputs import BIGINT_MAX, ascii_int
 from capabilities.selectors import enabled_skill_ids
@@ -58,6 +59,13 @@ class TenantAPIView(APIView):
 
     def thread(self, request: Request, thread_id: str) -> Thread:
         thread = thread_for(self.principal(request), thread_id)
+        if thread is None:
+            raise not_found("Thread")
+        return thread
+
+    def thread_key(self, request: Request, thread_id: str) -> Thread:
+        """``thread`` without its state documents (``thread_key_for``)."""
+        thread = thread_key_for(self.principal(request), thread_id)
         if thread is None:
             raise not_found("Thread")
         return thread
@@ -243,6 +251,7 @@ def state_response(version: int, state: dict[str, Any]) -> Response:
 
 class ThreadStateView(TenantAPIView):
     parser_classes = [JsonPatchParser, JsonParser]
+    renderer_classes = [OrjsonRenderer]
     required_scopes = {"GET": Scope.THREADS_READ, "PATCH": Scope.STATE_WRITE, "PUT": Scope.STATE_WRITE}
 
     @extend_schema(operation_id="state_retrieve", tags=TAGS, responses={200: STATE_ANSWER})
@@ -259,7 +268,7 @@ class ThreadStateView(TenantAPIView):
     )
     def patch(self, request: Request, thread_id: str) -> Response:
         """RFC 6902 ops (``application/json-patch+json``); ``If-Match`` optional."""
-        thread = self.thread(request, thread_id)
+        thread = self.thread_key(request, thread_id)
         change = state_apply_patch(
             thread_pk=thread.pk,
             ops=request.data,
@@ -277,7 +286,7 @@ class ThreadStateView(TenantAPIView):
     )
     def put(self, request: Request, thread_id: str) -> Response:
         """Replace the whole state: body ``{"state": {...}}``; ``If-Match`` optional."""
-        thread = self.thread(request, thread_id)
+        thread = self.thread_key(request, thread_id)
         if not isinstance(request.data, dict) or not isinstance(request.data.get("state"), dict):
             raise Unprocessable('The body must be {"state": {...}} with an object.', code="invalid_state")
         change = state_replace(

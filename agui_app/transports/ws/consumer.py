@@ -36,6 +36,7 @@ from agui_app.logs import request_refused
 from agui_app.models import StateSource, Thread
 from agui_app.runtime.admission import admit_and_start
 from agui_app.runtime.attachments import follow_attached
+from agui_app.runtime.run_messages import closing_snapshot
 from agui_app.selectors.agents import agent_for
 from agui_app.selectors.runs import run_for_thread
 from agui_app.selectors.threads import staff_thread, thread_for
@@ -67,6 +68,7 @@ CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
 CLOSE_AMBIGUOUS = 4409
 EVENT_FRAME = '{"type":"event","seq":%d,"event":%s}'
+UNLOGGED_EVENT_FRAME = '{"type":"event","event":%s}'
 
 athread_for = in_db_thread(thread_for)
 aagent_for = in_db_thread(agent_for)
@@ -108,6 +110,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         self.principal: Principal | None = None
         self.closing = False
         self.follower: asyncio.Task[None] | None = None
+        self.own_runs: set[str] = set()  # runs this socket started: they end with their history
         self.auth_timer: asyncio.Task[None] | None = None
         self.bucket = TokenBucket(self.rate_per_second, self.rate_burst)
         await self.accept()  # first, so that a refusal can say why in an error frame
@@ -245,6 +248,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             raise not_found("Agent")
         await acount_run_start(self.principal)
         admission = await admit_and_start(principal=self.principal, agent=agent, run_input=run_input)
+        self.own_runs.add(run_input.run_id)
         if self.follower is None or self.follower.done():
             await self.start_following(admission.thread.pk, admission.cursor)
 
@@ -342,6 +346,8 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         try:
             async for batch in follow_attached(thread_pk, after):
                 for event in batch:  # the logged JSON spliced in: no decode/re-encode per event
+                    if event.is_terminal and event.run_id in self.own_runs:
+                        await self.send_closing_snapshot(thread_pk, event.run_id)
                     await self.send(text_data=EVENT_FRAME % (event.seq, event.data))
                     last = event.seq
         except Exception:
@@ -355,6 +361,14 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                     ref="subscribe",
                     details={"after": last},
                 )
+
+    async def send_closing_snapshot(self, thread_pk: uuid.UUID, run_id: str) -> None:
+        """A run this socket started ends with its ``MESSAGES_SNAPSHOT`` when its input lacked some of
+        the history; not logged, so its frame has no ``seq`` (``runtime.run_messages``)."""
+        self.own_runs.discard(run_id)
+        snapshot = await closing_snapshot(thread_pk, run_id)
+        if snapshot is not None:
+            await self.send(text_data=UNLOGGED_EVENT_FRAME % snapshot.data)
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
         await self.send(text_data=orjson.dumps(frame).decode())
