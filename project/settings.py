@@ -354,6 +354,11 @@ AGUI_WEBHOOK_RETRY_BACKOFF = env_float("AGUI_WEBHOOK_RETRY_BACKOFF", 3.0)
 # A delivery whose attempt has not reported back within this long (its worker died) is sent again.
 AGUI_WEBHOOK_LEASE_SECONDS = env_float("AGUI_WEBHOOK_LEASE_SECONDS", 60.0)
 AGUI_WEBHOOK_SWEEP_MINUTES = env_int("AGUI_WEBHOOK_SWEEP_MINUTES", 1)
+# Event-log retention (a tenant's own days win): days after a run ends before its token-level events
+# are merged (0: at the next pass; negative: never), and before all its events are deleted (0: never).
+AGUI_EVENT_COMPACT_AFTER_DAYS = env_int("AGUI_EVENT_COMPACT_AFTER_DAYS", 7)
+AGUI_EVENT_EXPIRE_AFTER_DAYS = env_int("AGUI_EVENT_EXPIRE_AFTER_DAYS", 0)
+AGUI_EVENT_RETENTION_MINUTES = env_int("AGUI_EVENT_RETENTION_MINUTES", 60)  # how often the huey job runs
 # The key that encrypts tenants' webhook signing secrets at rest (default: derived from SECRET_KEY;
 # set it to keep the secrets readable across a SECRET_KEY change).
 AGUI_WEBHOOK_ENCRYPTION_KEY = env_str("AGUI_WEBHOOK_ENCRYPTION_KEY")

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from ag_ui.core import AgentCapabilities, Event, Message, RunAgentInput
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from pydantic import TypeAdapter
 
+from agui_app.transports.http.openapi_auth import CREDENTIALS
 from agui_app.transports.ws.frames import FRAMES
 
 REF = "#/components/schemas/{model}"
@@ -24,7 +24,6 @@ AGUI_TYPES: dict[str, Any] = {
     "AguiMessage": Message,
     "AgentCapabilities": AgentCapabilities,
 }
-CREDENTIALS = [{"apiKey": []}, {"userToken": []}]
 AGENT = {"name": "agent_slug", "in": "path", "required": True, "schema": {"type": "string"}}
 THREAD = {"name": "thread_id", "in": "path", "required": True, "schema": {"type": "string"}}
 SSE_DESCRIPTION = (
@@ -45,6 +44,7 @@ ERROR_WHY = {
     "409": "the thread is busy, or the object conflicts",
     "412": "If-Match does not match the current version",
     "413": "the body is over the limit",
+    "410": "the run's events were deleted by the event-log retention",
     "415": "the body is not JSON",
     "422": "a field breaks a rule (details.fields)",
     "429": "rate limit or quota (Retry-After)",
@@ -306,6 +306,7 @@ RUN_SUMMARY = {
 def add_background_run_endpoints(paths: dict[str, Any]) -> None:
     paths.setdefault("/api/v1/threads/{thread_id}/runs", {})["post"] = {
         "operationId": "thread_run_background",
+        "security": CREDENTIALS,
         "summary": "Start a background run",
         "description": 'Body `{"agent": slug, "input": RunAgentInput fields}` (`threadId` defaults to the '
         "path's, `runId` to a new id). Answers 202 at once; join with `…/stream` or `…/wait`. The run "
@@ -338,6 +339,7 @@ def add_background_run_endpoints(paths: dict[str, Any]) -> None:
     paths["/api/v1/threads/{thread_id}/runs/{run_id}/stream"] = {
         "get": {
             "operationId": "thread_run_stream",
+            "security": CREDENTIALS,
             "summary": "Join a run's stream",
             "description": "SSE of the run from its RUN_STARTED (or after `Last-Event-ID` / `after`) to its "
             "terminal event.",
@@ -350,7 +352,7 @@ def add_background_run_endpoints(paths: dict[str, Any]) -> None:
             ],
             "responses": {
                 "200": {"description": "The run's events", "content": SSE},
-                **{code: error_response(code) for code in ("400", "401", "403", "404", "429")},
+                **{code: error_response(code) for code in ("400", "401", "403", "404", "410", "429")},
             },
         }
     }
@@ -365,6 +367,7 @@ def add_background_run_endpoints(paths: dict[str, Any]) -> None:
     paths["/api/v1/threads/{thread_id}/runs/{run_id}/wait"] = {
         "get": {
             "operationId": "thread_run_wait",
+            "security": CREDENTIALS,
             "summary": "Wait for a run to end",
             "description": "Blocks until the run is terminal, up to `timeout` seconds (default 30, at most "
             "`AGUI_RUN_WAIT_MAX_SECONDS`); answers the run with the state version it left and the "
@@ -384,28 +387,3 @@ def add_background_run_endpoints(paths: dict[str, Any]) -> None:
             },
         }
     }
-
-
-class ApiKeyScheme(OpenApiAuthenticationExtension):
-    """``Authorization: Bearer <credential>``: an API key or a user token (either one)."""
-
-    target_class = "agui_app.transports.auth.ApiKeyAuthentication"
-    name = ["apiKey", "userToken"]
-
-    def get_security_requirement(self, auto_schema: Any) -> list[dict[str, list[Any]]]:
-        return CREDENTIALS
-
-    def get_security_definition(self, auto_schema: Any) -> list[dict[str, Any]]:
-        return [
-            {
-                "type": "http",
-                "scheme": "bearer",
-                "description": "An API key, `agui_<prefix>_<secret>` (`manage.py create_api_key`).",
-            },
-            {
-                "type": "http",
-                "scheme": "bearer",
-                "bearerFormat": "JWT",
-                "description": "A short-lived end-user token (`POST /api/v1/tokens`).",
-            },
-        ]
