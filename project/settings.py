@@ -354,6 +354,9 @@ AGUI_WEBHOOK_RETRY_BACKOFF = env_float("AGUI_WEBHOOK_RETRY_BACKOFF", 3.0)
 # A delivery whose attempt has not reported back within this long (its worker died) is sent again.
 AGUI_WEBHOOK_LEASE_SECONDS = env_float("AGUI_WEBHOOK_LEASE_SECONDS", 60.0)
 AGUI_WEBHOOK_SWEEP_MINUTES = env_int("AGUI_WEBHOOK_SWEEP_MINUTES", 1)
+# Tracing is off unless OTEL_TRACES_EXPORTER names an exporter (agui_app/tracing.py). With this,
+# prompts, completions and tool arguments go into pydantic-ai's spans too.
+AGUI_TRACE_CONTENT = env_bool("AGUI_TRACE_CONTENT", False)
 # Event-log retention (a tenant's own days win): days after a run ends before its token-level events
 # are merged (0: at the next pass; negative: never), and before all its events are deleted (0: never).
 AGUI_EVENT_COMPACT_AFTER_DAYS = env_int("AGUI_EVENT_COMPACT_AFTER_DAYS", 7)
