@@ -81,12 +81,15 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https (only if
 # the proxy always sets or strips that header); `manage.py check --deploy` lists what is still off.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
-SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", [r"^healthz$", r"^readyz$"])  # plain-http probes
+SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", [r"^healthz$", r"^readyz$", r"^metrics$"])  # plain-http probes
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+# scripts/serve-prod.sh fails on any `check --deploy` warning; a deliberate exception is silenced here
+# (e.g. security.W021 for a domain that will not be on the HSTS preload list).
+SILENCED_SYSTEM_CHECKS = env_list("SILENCED_SYSTEM_CHECKS", [])
 _proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
 if _proxy_header and (len(_proxy_header) != 2 or not _proxy_header[0].startswith("HTTP_")):
     raise ImproperlyConfigured(
