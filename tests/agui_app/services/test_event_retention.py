@@ -180,12 +180,25 @@ def test_merged_groups_merge_per_message_and_per_tool_call() -> None:
         (3, 3, "TEXT_MESSAGE_CONTENT", '{"type":"TEXT_MESSAGE_CONTENT","messageId":"a","delta":"lo"}'),
         (4, 4, "TOOL_CALL_ARGS", '{"type":"TOOL_CALL_ARGS","toolCallId":"c","delta":":1}"}'),
         (5, 5, "TEXT_MESSAGE_CONTENT", '{"type":"TEXT_MESSAGE_CONTENT","messageId":"b","delta":"alone"}'),
+        (
+            6,
+            6,
+            "REASONING_MESSAGE_CONTENT",
+            '{"type":"REASONING_MESSAGE_CONTENT","messageId":"a","delta":"Hm"}',
+        ),
+        (
+            7,
+            7,
+            "REASONING_MESSAGE_CONTENT",
+            '{"type":"REASONING_MESSAGE_CONTENT","messageId":"a","delta":"m."}',
+        ),
     ]
     rewrites, deletes = merged_groups(rows)
-    assert sorted(deletes) == [1, 2]
+    assert sorted(deletes) == [1, 2, 6]
     assert dict(rewrites) == {
         3: '{"type":"TEXT_MESSAGE_CONTENT","messageId":"a","delta":"Hello"}',
         4: '{"type":"TOOL_CALL_ARGS","toolCallId":"c","delta":"{\\"x\\":1}"}',
+        7: '{"type":"REASONING_MESSAGE_CONTENT","messageId":"a","delta":"Hmm."}',
     }
 
 
