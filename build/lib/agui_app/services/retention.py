@@ -2,7 +2,8 @@
 
 **Compaction** (a run ended ``event_compact_after_days`` ago; the tenant's setting, else
 ``AGUI_EVENT_COMPACT_AFTER_DAYS``): the ``TEXT_MESSAGE_CONTENT`` deltas of each message become one
-event, and so do the ``TOOL_CALL_ARGS`` deltas of each tool call. The merged event keeps the seq and
+event, and so do the ``REASONING_MESSAGE_CONTENT`` deltas of each reasoning message and the
+``TOOL_CALL_ARGS`` deltas of each tool call. The merged event keeps the seq and
 fields of the group's *last* delta (so it still sits between its ``…_START`` and ``…_END``); the other
 deltas are deleted. Every surviving event keeps its seq, so cursors stay valid: reading after a seq
 that was deleted resumes at the next surviving one (``events_after`` is ``seq > cursor``). A client
@@ -33,7 +34,11 @@ from agui_app.models import Event, Run, RunStatus, Tenant
 logger = logging.getLogger(__name__)
 
 FINISHED = [RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.INTERRUPTED]
-MERGED_BY = {"TEXT_MESSAGE_CONTENT": "messageId", "TOOL_CALL_ARGS": "toolCallId"}
+MERGED_BY = {
+    "TEXT_MESSAGE_CONTENT": "messageId",
+    "REASONING_MESSAGE_CONTENT": "messageId",
+    "TOOL_CALL_ARGS": "toolCallId",
+}
 DELETE_CHUNK = 500
 
 
