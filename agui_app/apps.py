@@ -7,4 +7,7 @@ class AguiAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from agui_app import tracing
         from agui_app.transports.http import openapi  # noqa: F401  (registers the API key's OpenAPI scheme)
+
+        tracing.configure_from_environment()  # off unless OTEL_TRACES_EXPORTER names an exporter

@@ -81,12 +81,17 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https (only if
 # the proxy always sets or strips that header); `manage.py check --deploy` lists what is still off.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
-SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", [r"^healthz$", r"^readyz$"])  # plain-http probes
+SECURE_REDIRECT_EXEMPT = env_list(
+    "SECURE_REDIRECT_EXEMPT", [r"^healthz$", r"^readyz$", r"^metrics$"]
+)  # plain-http probes
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+# scripts/serve-prod.sh fails on any `check --deploy` warning; a deliberate exception is silenced here
+# (e.g. security.W021 for a domain that will not be on the HSTS preload list).
+SILENCED_SYSTEM_CHECKS = env_list("SILENCED_SYSTEM_CHECKS", [])
 _proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
 if _proxy_header and (len(_proxy_header) != 2 or not _proxy_header[0].startswith("HTTP_")):
     raise ImproperlyConfigured(
@@ -354,6 +359,14 @@ AGUI_WEBHOOK_RETRY_BACKOFF = env_float("AGUI_WEBHOOK_RETRY_BACKOFF", 3.0)
 # A delivery whose attempt has not reported back within this long (its worker died) is sent again.
 AGUI_WEBHOOK_LEASE_SECONDS = env_float("AGUI_WEBHOOK_LEASE_SECONDS", 60.0)
 AGUI_WEBHOOK_SWEEP_MINUTES = env_int("AGUI_WEBHOOK_SWEEP_MINUTES", 1)
+# Tracing is off unless OTEL_TRACES_EXPORTER names an exporter (agui_app/tracing.py). With this,
+# prompts, completions and tool arguments go into pydantic-ai's spans too.
+AGUI_TRACE_CONTENT = env_bool("AGUI_TRACE_CONTENT", False)
+# Event-log retention (a tenant's own days win): days after a run ends before its token-level events
+# are merged (0: at the next pass; negative: never), and before all its events are deleted (0: never).
+AGUI_EVENT_COMPACT_AFTER_DAYS = env_int("AGUI_EVENT_COMPACT_AFTER_DAYS", 7)
+AGUI_EVENT_EXPIRE_AFTER_DAYS = env_int("AGUI_EVENT_EXPIRE_AFTER_DAYS", 0)
+AGUI_EVENT_RETENTION_MINUTES = env_int("AGUI_EVENT_RETENTION_MINUTES", 60)  # how often the huey job runs
 # The key that encrypts tenants' webhook signing secrets at rest (default: derived from SECRET_KEY;
 # set it to keep the secrets readable across a SECRET_KEY change).
 AGUI_WEBHOOK_ENCRYPTION_KEY = env_str("AGUI_WEBHOOK_ENCRYPTION_KEY")

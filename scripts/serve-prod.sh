@@ -2,9 +2,11 @@
 # Production launcher: N Uvicorn worker processes on PostgreSQL + Redis (README "Operating it").
 #
 #   DATABASE_URL=postgres://… REDIS_URL=redis://… SECRET_KEY=… ALLOWED_HOSTS=hub.example.com \
-#     scripts/serve-prod.sh
+#   SECURE_SSL_REDIRECT=1 SECURE_HSTS_SECONDS=31536000 SECURE_HSTS_INCLUDE_SUBDOMAINS=1 \
+#   SECURE_HSTS_PRELOAD=1 SESSION_COOKIE_SECURE=1 CSRF_COOKIE_SECURE=1 scripts/serve-prod.sh
 #
-# Checks the deployment (manage.py check --deploy), applies migrations, collects static files into
+# Checks the deployment (manage.py check --deploy: it stops on any warning, so set the HTTPS settings
+# of README "The launcher" or silence a deliberate exception with SILENCED_SYSTEM_CHECKS), applies migrations, collects static files into
 # STATIC_ROOT (serve /static/ from there with your proxy), then runs WEB_CONCURRENCY workers that
 # share one port. SIGTERM drains: each worker stops admitting runs, lets active runs finish for
 # AGUI_SHUTDOWN_GRACE_SECONDS, interrupts the rest, then exits.
@@ -34,7 +36,7 @@ GRACE="${AGUI_SHUTDOWN_GRACE_SECONDS:-20}"
 export AGUI_SHUTDOWN_GRACE_SECONDS="$GRACE"
 
 manage() { env -u PROMETHEUS_MULTIPROC_DIR .venv/bin/python manage.py "$@"; }  # not the workers' metrics
-manage check --deploy
+manage check --deploy --fail-level WARNING  # any warning stops it (README "The launcher")
 manage migrate --no-input -v 0
 manage collectstatic --no-input -v 0
 

@@ -30,6 +30,15 @@ pytestmark = [
     pytest.mark.slow,
 ]
 
+# README "The launcher": the HTTPS settings that make `check --deploy` clean (the launcher fails on warnings).
+DEPLOY_ENVIRONMENT = {
+    "SECURE_SSL_REDIRECT": "1",
+    "SECURE_HSTS_SECONDS": "31536000",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS": "1",
+    "SECURE_HSTS_PRELOAD": "1",
+    "SESSION_COOKIE_SECURE": "1",
+    "CSRF_COOKIE_SECURE": "1",
+}
 WORKERS = 3
 RUNS = 12
 MID_RUNS = 24
@@ -60,6 +69,7 @@ def launched(tmp_path: Path, agent) -> Iterator[tuple[str, subprocess.Popen[byte
         "DATABASE_URL": database_url(),
         "SECRET_KEY": "serve-prod-test-" + "x" * 50,
         "ALLOWED_HOSTS": "127.0.0.1",
+        **DEPLOY_ENVIRONMENT,
         "PORT": str(port),
         "WEB_CONCURRENCY": str(WORKERS),
         "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
@@ -108,6 +118,12 @@ def test_the_launcher_runs_workers_that_share_the_runs_and_the_metrics(launched,
     assert finished and float(finished.group(1)) == RUNS
     # (which worker takes which connection is the kernel's and asyncio's business: one may take all)
     assert len(worker_pids(process.pid)) == WORKERS
+    # The HTTPS settings are in force: plain http is redirected (the probes and /metrics are not);
+    # through the trusted proxy's X-Forwarded-Proto the answer carries HSTS.
+    plain = httpx.get(f"{url}/api/v1/agents", timeout=10)
+    assert plain.status_code == 301 and plain.headers["location"].startswith("https://")
+    secure = httpx.get(f"{url}/api/v1/agents", headers={"X-Forwarded-Proto": "https"}, timeout=10)
+    assert secure.status_code == 401 and "max-age=31536000" in secure.headers["strict-transport-security"]
 
 
 def worker_pids(parent: int) -> list[int]:

@@ -46,3 +46,31 @@ def test_a_variable_that_is_set_wins_over_the_file(tmp_path: Path) -> None:
 
 def test_the_file_is_ignored_by_git() -> None:
     assert ".env" in (ROOT / ".gitignore").read_text().split()
+
+
+DEPLOY = {
+    "SECRET_KEY": "deploy-check-" + "k" * 50,
+    "ALLOWED_HOSTS": "hub.example.com",
+    "SECURE_SSL_REDIRECT": "1",
+    "SECURE_HSTS_SECONDS": "31536000",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS": "1",
+    "SECURE_HSTS_PRELOAD": "1",
+    "SESSION_COOKIE_SECURE": "1",
+    "CSRF_COOKIE_SECURE": "1",
+}
+
+
+def test_check_deploy_fails_on_warnings_unless_the_documented_https_settings_are_set() -> None:
+    """What ``scripts/serve-prod.sh`` runs: without the HTTPS settings each missing one is a warning
+    that stops it; with the README's environment it is clean; a silenced check is not reported."""
+    check = ("check", "--deploy", "--fail-level", "WARNING")
+    bare = manage(*check, env_file=None, SECRET_KEY=DEPLOY["SECRET_KEY"], ALLOWED_HOSTS="hub.example.com")
+    assert bare.returncode != 0
+    for code in ("W004", "W008", "W012", "W016"):
+        assert f"security.{code}" in bare.stderr
+    clean = manage(*check, env_file=None, **DEPLOY)
+    assert clean.returncode == 0, clean.stderr
+    no_preload = manage(*check, env_file=None, **(DEPLOY | {"SECURE_HSTS_PRELOAD": "0"}))
+    assert no_preload.returncode != 0 and "security.W021" in no_preload.stderr
+    silenced = {"SECURE_HSTS_PRELOAD": "0", "SILENCED_SYSTEM_CHECKS": "security.W021"}
+    assert manage(*check, env_file=None, **(DEPLOY | silenced)).returncode == 0

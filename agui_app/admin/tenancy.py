@@ -63,6 +63,8 @@ class TenantForm(forms.ModelForm):
             "max_active_runs",
             "monthly_run_quota",
             "monthly_token_quota",
+            "event_compact_after_days",
+            "event_expire_after_days",
         ]
 
     def clean_allowed_origins(self) -> list[str]:
@@ -97,6 +99,10 @@ class TenantAdmin(TenantScopedAdmin):
             {"fields": ["requests_per_minute", "runs_per_minute", "max_active_runs"]},
         ),
         ("Monthly quotas (empty: unlimited)", {"fields": ["monthly_run_quota", "monthly_token_quota"]}),
+        (
+            "Event-log retention (empty: the service defaults)",
+            {"fields": ["event_compact_after_days", "event_expire_after_days"]},
+        ),
         (
             "Webhooks (the signing secret is shown once, when rotated)",
             {"fields": ["webhook_secret_prefix", "webhook_secret_rotated_at"]},

@@ -52,7 +52,7 @@ async def follow(
         """Read the log page after page at replay speed until a short page: then it is live again."""
         while True:
             page = await aevents_after(thread_pk, cursor.last, limit=PAGE)
-            batch = cursor.take(page)
+            batch = cursor.take(page, from_log=True)
             if batch:
                 yield batch
             if cursor.stopped or len(page) < PAGE:
@@ -96,7 +96,11 @@ async def follow(
 
 
 class Cursor:
-    """The last seq handed out; filters a batch to new, contiguous events up to a stop event."""
+    """The last seq handed out; filters a batch to new, contiguous events up to a stop event.
+
+    A page read from the log may skip seqs: those events were merged or deleted by the retention
+    (``services.retention``), since committed seqs are otherwise gap-free. A live batch that skips one
+    is a hole (another process's batch is still on its way): the log is read instead."""
 
     def __init__(self, last: int, stop: Callable[[LoggedEvent], bool] | None) -> None:
         self.last = last
@@ -104,13 +108,13 @@ class Cursor:
         self.stopped = False
         self.hole = False
 
-    def take(self, events: list[LoggedEvent]) -> list[LoggedEvent]:
+    def take(self, events: list[LoggedEvent], *, from_log: bool = False) -> list[LoggedEvent]:
         taken: list[LoggedEvent] = []
         self.hole = False
         for event in events:
             if event.seq <= self.last:
                 continue
-            if event.seq != self.last + 1:
+            if event.seq != self.last + 1 and not from_log:
                 self.hole = True
                 break
             taken.append(event)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from django.db import connection, transaction
 from django.utils import timezone
 
-from agui_app import metrics
+from agui_app import metrics, tracing
 from agui_app.events.hub import publish_committed
 from agui_app.events.shape import LoggedEvent, PendingEvent
 from agui_app.models import Event, Thread
@@ -42,6 +42,18 @@ def append_events(
     if not events:
         return []
     assert connection.in_atomic_block, "append_events must run inside transaction.atomic()"
+    with tracing.child_span("agui.events.append", **{"agui.events": len(events)}):
+        return _append(thread_pk, events, run_pk=run_pk, run_id=run_id, publish=publish)
+
+
+def _append(
+    thread_pk: uuid.UUID,
+    events: Sequence[PendingEvent],
+    *,
+    run_pk: int | None,
+    run_id: str | None,
+    publish: bool,
+) -> list[LoggedEvent]:
     thread_id = Thread._meta.pk.get_db_prep_value(thread_pk, connection)
     created = timezone.now()
     with connection.cursor() as cursor:

@@ -50,6 +50,12 @@ class Run(models.Model):
     state_version_before = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="The state version before the run wrote any (for a rollback)."
     )
+    events_compacted_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its token-level events were merged (retention)."
+    )
+    events_expired_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its events were deleted (retention's hard expiry)."
+    )
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # What the model reported for this run (pydantic-ai's per-response usage, summed).
@@ -68,6 +74,7 @@ class Run(models.Model):
             models.Index(fields=["status", "heartbeat_at"], name="run_status_heartbeat"),
             models.Index(fields=["started_at"], name="run_started"),
             models.Index(fields=["thread", "status", "id"], name="run_thread_status"),
+            models.Index(fields=["finished_at"], name="run_finished"),
         ]
         ordering = ["-started_at", "-id"]
 

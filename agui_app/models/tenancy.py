@@ -60,6 +60,16 @@ class Tenant(models.Model):
         blank=True,
         help_text="Model tokens (input + output) per calendar month, UTC (empty: unlimited).",
     )
+    event_compact_after_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Days after a run ends before its token-level events are merged (empty: default).",
+    )
+    event_expire_after_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Days after a run ends before all its events are deleted (empty: default; 0: never).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

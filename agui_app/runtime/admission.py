@@ -15,9 +15,10 @@ import asyncio
 from ag_ui.core import RunAgentInput
 from django.conf import settings
 
+from agui_app import tracing
 from agui_app.access import Principal
 from agui_app.concurrency.db_threads import in_db_thread
-from agui_app.errors import Conflict, Unprocessable
+from agui_app.errors import ApiError, Conflict, Unprocessable
 from agui_app.lifecycle import refuse_while_draining
 from agui_app.models import OnDisconnect, Run, RunStatus
 from agui_app.runtime.orchestrator import start_next_queued, start_run
@@ -40,7 +41,18 @@ async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunA
     """
     refuse_while_draining()  # 503 + Retry-After once SIGTERM came
     require_a_turn(run_input)
-    admission = await admit(principal=principal, agent=agent, run_input=run_input)
+    span = tracing.start_run_span(
+        tenant=principal.tenant.slug, agent=agent.slug, thread_id=run_input.thread_id, run_id=run_input.run_id
+    )
+    try:
+        with tracing.current(span), tracing.child_span("agui.admission"):
+            admission = await admit(principal=principal, agent=agent, run_input=run_input)
+    except ApiError as exc:
+        tracing.end_run_span(span, status="refused", error_code=exc.code)
+        raise
+    except BaseException:
+        tracing.end_run_span(span, status="refused", error_code="internal_error")
+        raise
     if admission.run.status == RunStatus.RUNNING:
         await start_run(
             admission=admission,
@@ -48,8 +60,10 @@ async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunA
             tenant=principal.tenant,
             run_input=run_input,
             decided_by=f"user:{principal.user}" if principal.user else principal.credential,
+            span=span,
         )
     else:  # queued: the thread may have become free meanwhile (nothing happens if it is busy)
+        tracing.end_run_span(span, status="queued")  # its execution is a trace of its own
         await start_next_queued(admission.thread.pk)
     return admission
 

@@ -17,13 +17,14 @@ from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
 from django.conf import settings
+from opentelemetry.trace import Span
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
-from agui_app import logs, metrics
+from agui_app import logs, metrics, tracing
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
@@ -63,11 +64,25 @@ REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONI
 
 
 async def start_run(
-    *, admission: Admission, agent: Agent, tenant: Tenant, run_input: RunAgentInput, decided_by: str = ""
+    *,
+    admission: Admission,
+    agent: Agent,
+    tenant: Tenant,
+    run_input: RunAgentInput,
+    decided_by: str = "",
+    span: Span | None = None,
 ) -> RunHandle:
     """Start the run as a task of this process and return its handle (it outlives the request).
-    ``decided_by``: who sent the input, recorded with the approvals it answers (``audit``)."""
+    ``decided_by``: who sent the input, recorded with the approvals it answers (``audit``);
+    ``span``: the root span of the run's trace, when admission started one (else a new one)."""
     supervisor = await get_supervisor()
+    if span is None:
+        span = tracing.start_run_span(
+            tenant=tenant.slug,
+            agent=agent.slug,
+            thread_id=admission.thread.thread_id,
+            run_id=admission.run.run_id,
+        )
     handle = RunHandle(
         thread_key=str(admission.thread.pk), run_pk=admission.run.pk, run_id=admission.run.run_id
     )
@@ -78,10 +93,12 @@ async def start_run(
     async def execute() -> None:
         metrics.active_runs.inc()
         try:
-            await run.execute()
+            with tracing.current(span):
+                await run.execute()
         finally:
             metrics.active_runs.dec()
             supervisor.unregister(handle)
+            tracing.end_run_span(span, status=run.ended[0], error_code=run.ended[1])
         await start_next_queued(admission.thread.pk)  # not when the task itself was cancelled
 
     handle.task = spawn_detached(execute(), name=f"agui-run-{handle.run_id}")
@@ -126,6 +143,7 @@ class RunExecution:
         self.tenant = tenant
         self.run_input = run_input
         self.handle = handle
+        self.ended: tuple[str, str | None] = ("interrupted", "run_interrupted")  # until report() says
         self.writer = RunEventWriter(thread_pk=self.thread.pk, run_pk=self.run.pk, run_id=self.run.run_id)
         self.gateway = RunStateGateway(
             thread_pk=self.thread.pk,
@@ -305,6 +323,7 @@ class RunExecution:
 
     async def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
         """The run's end line and counters (after its end is committed, so its events are all counted)."""
+        self.ended = (status.value, error.get("code") if error else None)
         metrics.runs_finished.labels(status=status.value).inc()
         usage = self.meter.total
         try:

@@ -18,7 +18,7 @@ import orjson
 from django.conf import settings
 from django.db import transaction
 
-from agui_app import metrics
+from agui_app import metrics, tracing
 from agui_app.errors import ApiError, PreconditionFailed, Unprocessable
 from agui_app.events.log import append_events
 from agui_app.events.shape import LoggedEvent, state_change, state_snapshot
@@ -191,6 +191,19 @@ def state_replace(
 
 
 def _commit(
+    thread: Thread,
+    state: dict[str, Any],
+    ops: list[dict[str, Any]],
+    *,
+    source: StateSource,
+    run_pk: int | None,
+    run_id: str | None,
+) -> StateChange:
+    with tracing.child_span("agui.state.write", **{"agui.state.source": str(source)}):
+        return _write(thread, state, ops, source=source, run_pk=run_pk, run_id=run_id)
+
+
+def _write(
     thread: Thread,
     state: dict[str, Any],
     ops: list[dict[str, Any]],

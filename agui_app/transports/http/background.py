@@ -108,6 +108,10 @@ async def locate_run(consumer: SseConsumer) -> tuple[Thread, RunPosition]:
     position = await arun_position(thread, consumer.kwargs["run_id"])
     if position is None:
         raise not_found("Run")
+    if position.run.events_expired_at is not None:
+        raise ApiError(
+            "The run's events were deleted by the event-log retention.", code="events_expired", status=410
+        )
     return thread, position
 
 

@@ -71,7 +71,10 @@ async def thread_events(request: HttpRequest, thread_id: str) -> HttpResponse:
         limit = max(1, min(limit, settings.AGUI_EVENTS_PAGE_MAX))
         events = await aevents_after(thread.pk, after, limit=limit + 1)
     except ApiError as exc:
-        return error_response(exc, request)
+        response = error_response(exc, request)
+        if exc.status == 405:
+            response["Allow"] = "GET"
+        return response
     more = len(events) > limit
     events = events[:limit]
     items: list[dict[str, Any]] = [

@@ -115,7 +115,7 @@ class RequestGuard:
             if is_socket:  # refuse the handshake (the server answers 403): 1013 "try again later"
                 await receive()
                 return await send({"type": "websocket.close", "code": 1013})
-            return await answer(send, TooManyConnections(f"At most {cap} open requests per client."))
+            return await answer(send, TooManyConnections(f"At most {cap} open requests per client."), scope)
         self.open_requests[client] += 1
         try:
             return await handle(scope, receive, send)
@@ -178,7 +178,10 @@ def too_large(limit: int) -> PayloadTooLarge:
     return PayloadTooLarge(f"The body is larger than {limit} bytes.", details={"limit": limit})
 
 
-async def answer(send: Any, error: ApiError) -> None:
+async def answer(send: Any, error: ApiError, scope: dict[str, Any]) -> None:
+    request_refused(
+        status=error.status, code=error.code, method=scope.get("method", ""), path=scope.get("path", "")
+    )
     body = orjson.dumps(error.payload())
     headers = [
         (b"content-type", b"application/json"),
@@ -199,8 +202,7 @@ class Exchange:
     limit and deadline, and the guard's own answer (413/408/500) sent in place of the app's."""
 
     def __init__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        self._receive, self._send = receive, send
-        self.method, self.path = scope.get("method", ""), scope["path"]
+        self._receive, self._send, self._scope = receive, send, scope
         self.limit = body_limit(scope["path"])
         self.deadline = time.monotonic() + settings.AGUI_BODY_TIMEOUT_SECONDS
         self.received = 0
@@ -211,8 +213,7 @@ class Exchange:
     async def answer(self, error: ApiError) -> None:
         if not self.started:
             self.started = self.answered = True
-            request_refused(status=error.status, code=error.code, method=self.method, path=self.path)
-            await answer(self._send, error)
+            await answer(self._send, error, self._scope)
 
     async def send(self, message: dict[str, Any]) -> None:
         if self.answered:

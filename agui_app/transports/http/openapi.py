@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from ag_ui.core import AgentCapabilities, Event, Message, RunAgentInput
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from pydantic import TypeAdapter
 
+from agui_app.transports.http import openapi_auth  # noqa: F401  (registers the bearer schemes)
 from agui_app.transports.http.openapi_parts import (
     AGENT,
     ALWAYS,
@@ -257,28 +257,3 @@ def add_agui_endpoints(result: dict[str, Any], generator: Any, request: Any, pub
     }
     add_background_run_endpoints(paths)
     return result
-
-
-class ApiKeyScheme(OpenApiAuthenticationExtension):
-    """``Authorization: Bearer <credential>``: an API key or a user token (either one)."""
-
-    target_class = "agui_app.transports.auth.ApiKeyAuthentication"
-    name = ["apiKey", "userToken"]
-
-    def get_security_requirement(self, auto_schema: Any) -> list[dict[str, list[Any]]]:
-        return CREDENTIALS
-
-    def get_security_definition(self, auto_schema: Any) -> list[dict[str, Any]]:
-        return [
-            {
-                "type": "http",
-                "scheme": "bearer",
-                "description": "An API key, `agui_<prefix>_<secret>` (`manage.py create_api_key`).",
-            },
-            {
-                "type": "http",
-                "scheme": "bearer",
-                "bearerFormat": "JWT",
-                "description": "A short-lived end-user token (`POST /api/v1/tokens`).",
-            },
-        ]

@@ -26,6 +26,7 @@ ERROR_WHY = {
     "404": "no such object (or another tenant's, or another end user's)",
     "409": "the thread is busy, or the object conflicts",
     "412": "If-Match does not match the current version",
+    "410": "the run's events were deleted by the event-log retention",
     "413": "the body is over the limit",
     "415": "the body is not JSON",
     "422": "a field breaks a rule (details.fields)",

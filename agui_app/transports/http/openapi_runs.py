@@ -75,7 +75,7 @@ def add_background_run_endpoints(paths: dict[str, Any]) -> None:
             ],
             "responses": {
                 "200": {"description": "The run's events", "content": SSE},
-                **{code: error_response(code) for code in ("400", "401", "403", "404", "429")},
+                **{code: error_response(code) for code in ("400", "401", "403", "404", "410", "429")},
             },
         }
     }

@@ -18,6 +18,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from agui_app import metrics
@@ -28,6 +29,7 @@ CHECK_TIMEOUT_SECONDS = 2.0
 _migrations_applied = False  # once true for this process's code, it stays true
 
 
+@csrf_exempt  # GET only: a POST is a 405 with Allow, not a CSRF 403
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -81,6 +83,7 @@ CHECKS: dict[str, Callable[[], str]] = {
 FAILED_PREFIXES = ("failed", "shutting down")
 
 
+@csrf_exempt  # GET only: a POST is a 405 with Allow, not a CSRF 403
 @never_cache
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
@@ -111,6 +114,7 @@ def metrics_allowed(request: HttpRequest) -> bool:
         return False
 
 
+@csrf_exempt  # GET only: a POST is a 405 with Allow, not a CSRF 403
 @never_cache
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:

@@ -37,6 +37,27 @@ class Choose:
         return await app(scope, receive, send)
 
 
+class AllowsToo:
+    """``app``'s 405 answers also name ``method`` in ``Allow``: the method another app takes on the
+    same path (``Choose`` sends it there)."""
+
+    def __init__(self, app: ASGIApp, method: str) -> None:
+        self.app = app
+        self.method = method.encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        async def send_with_allow(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message.get("status") == 405:
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"allow"]
+                allowed = [v for k, v in message.get("headers", []) if k.lower() == b"allow"]
+                methods = [m.strip() for m in b",".join(allowed).split(b",") if m.strip()]
+                headers.append((b"allow", b", ".join([self.method, *methods])))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await self.app(scope, receive, send_with_allow)
+
+
 def is_post(scope: dict[str, Any]) -> bool:
     return scope.get("method") == "POST"
 
@@ -44,7 +65,10 @@ def is_post(scope: dict[str, Any]) -> bool:
 def http_router(django_app: ASGIApp) -> URLRouter:
     return URLRouter(
         [
-            path("api/v1/agents/<slug:agent_slug>", Choose(is_post, RunConsumer.as_asgi(), django_app)),
+            path(
+                "api/v1/agents/<slug:agent_slug>",
+                Choose(is_post, RunConsumer.as_asgi(), AllowsToo(django_app, "POST")),
+            ),
             path("api/v1/agents/<slug:agent_slug>/connect", ConnectConsumer.as_asgi()),
             path(
                 "api/v1/threads/<str:thread_id>/events",
@@ -52,7 +76,7 @@ def http_router(django_app: ASGIApp) -> URLRouter:
             ),
             path(
                 "api/v1/threads/<str:thread_id>/runs",
-                Choose(is_post, BackgroundRunConsumer.as_asgi(), django_app),
+                Choose(is_post, BackgroundRunConsumer.as_asgi(), AllowsToo(django_app, "POST")),
             ),
             path("api/v1/threads/<str:thread_id>/runs/<str:run_id>/stream", RunStreamConsumer.as_asgi()),
             path("api/v1/threads/<str:thread_id>/runs/<str:run_id>/wait", RunWaitConsumer.as_asgi()),

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agui_app', '0006_webhooks_background_runs'),
+        ('agui_app', '0007_event_retention'),
     ]
 
     operations = [

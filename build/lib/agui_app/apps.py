@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+
+
+class AguiAppConfig(AppConfig):
+    name = "agui_app"
+    verbose_name = "AG-UI threads and runs"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from agui_app import tracing
+        from agui_app.transports.http import openapi  # noqa: F401  (registers the API key's OpenAPI scheme)
+
+        tracing.configure_from_environment()  # off unless OTEL_TRACES_EXPORTER names an exporter

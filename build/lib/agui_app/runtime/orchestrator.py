@@ -1,0 +1,374 @@
+"""A run, executed as an asyncio task of the server process, detached from the request.
+
+pydantic-ai's ``AGUIAdapter`` produces the events (history from our ORM ``ConversationStore``,
+server-managed); this loop logs each one through the run's ``RunEventWriter`` before any client
+sees it, adds the ``STATE_SNAPSHOT`` right after ``RUN_STARTED`` (then a ``CUSTOM
+agui.capability_skipped`` per skill the run leaves out), notes the message ids the stream uses, and
+closes the run in the same transaction as its terminal event. An agent whose model does not reason
+streams no ``REASONING_*`` event (see ``capabilities.declarations``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
+from django.conf import settings
+from opentelemetry.trace import Span
+from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai.exceptions import RunCancelled
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.ui import SSE_CONTENT_TYPE
+from pydantic_ai.usage import UsageLimits
+
+from agui_app import logs, metrics, tracing
+from agui_app.concurrency.db_threads import in_db_thread
+from agui_app.concurrency.detached import spawn_detached
+from agui_app.conversation_store import STORE
+from agui_app.events.log import run_event_count
+from agui_app.events.shape import (
+    PendingEvent,
+    capability_skipped,
+    encode,
+    messages_snapshot,
+    run_started,
+    tool_call_decision,
+)
+from agui_app.models import RunStatus, Tenant
+from agui_app.runtime import supervisor as supervisors
+from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
+from agui_app.runtime.audit import ToolCallAudit, resume_decisions
+from agui_app.runtime.predictive import PredictiveState
+from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
+from agui_app.runtime.supervisor import RunHandle, get_supervisor
+from agui_app.runtime.usage import UsageMeter
+from agui_app.runtime.writer import RunEventWriter
+from agui_app.services.messages import StreamIds
+from agui_app.services.private_state import private_keys
+from agui_app.services.queued import run_start_queued
+from agui_app.services.runs import Admission, run_complete
+from capabilities.assembly import assemble
+from capabilities.availability import SkippedSkill
+from capabilities.models import Agent
+from capabilities.runtime import ToolDeps
+
+logger = logging.getLogger(__name__)
+CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
+# pydantic-ai also emits REASONING_ENCRYPTED_VALUE for models that do not reason: its continuity
+# claims for client-built histories (tool kinds, outcomes), which a server-managed history never reads.
+REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONING", "THINKING")))
+
+
+async def start_run(
+    *,
+    admission: Admission,
+    agent: Agent,
+    tenant: Tenant,
+    run_input: RunAgentInput,
+    decided_by: str = "",
+    span: Span | None = None,
+) -> RunHandle:
+    """Start the run as a task of this process and return its handle (it outlives the request).
+    ``decided_by``: who sent the input, recorded with the approvals it answers (``audit``);
+    ``span``: the root span of the run's trace, when admission started one (else a new one)."""
+    supervisor = await get_supervisor()
+    if span is None:
+        span = tracing.start_run_span(
+            tenant=tenant.slug,
+            agent=agent.slug,
+            thread_id=admission.thread.thread_id,
+            run_id=admission.run.run_id,
+        )
+    handle = RunHandle(
+        thread_key=str(admission.thread.pk), run_pk=admission.run.pk, run_id=admission.run.run_id
+    )
+    supervisor.register(handle)
+    run = RunExecution(admission=admission, agent=agent, tenant=tenant, run_input=run_input, handle=handle)
+    run.decided_by = decided_by
+
+    async def execute() -> None:
+        metrics.active_runs.inc()
+        try:
+            with tracing.current(span):
+                await run.execute()
+        finally:
+            metrics.active_runs.dec()
+            supervisor.unregister(handle)
+            tracing.end_run_span(span, status=run.ended[0], error_code=run.ended[1])
+        await start_next_queued(admission.thread.pk)  # not when the task itself was cancelled
+
+    handle.task = spawn_detached(execute(), name=f"agui-run-{handle.run_id}")
+    metrics.runs_started.inc()
+    logs.run_started(
+        tenant=tenant.slug, agent=agent.slug, thread=admission.thread.thread_id, run=admission.run.run_id
+    )
+    return handle
+
+
+async def start_next_queued(thread_pk: Any) -> None:
+    """Start the thread's oldest queued run in this process, if the thread is free."""
+    try:
+        queued = await in_db_thread(run_start_queued)(thread_pk=thread_pk)
+    except Exception:
+        logger.exception(
+            "could not start the queued run of thread %s; the supervisor's sweep will", thread_pk
+        )
+        return
+    if queued is not None:
+        await start_run(
+            admission=queued.admission, agent=queued.agent, tenant=queued.tenant, run_input=queued.run_input
+        )
+
+
+supervisors.Supervisor.queue_starter = staticmethod(start_next_queued)  # type: ignore[assignment]
+
+
+class RunExecution:
+    def __init__(
+        self,
+        *,
+        admission: Admission,
+        agent: Agent,
+        tenant: Tenant,
+        run_input: RunAgentInput,
+        handle: RunHandle,
+    ) -> None:
+        self.thread = admission.thread
+        self.run = admission.run
+        self.agent = agent
+        self.tenant = tenant
+        self.run_input = run_input
+        self.handle = handle
+        self.ended: tuple[str, str | None] = ("interrupted", "run_interrupted")  # until report() says
+        self.writer = RunEventWriter(thread_pk=self.thread.pk, run_pk=self.run.pk, run_id=self.run.run_id)
+        self.gateway = RunStateGateway(
+            thread_pk=self.thread.pk,
+            run_pk=self.run.pk,
+            run_id=self.run.run_id,
+            writer=self.writer,
+            state=self.thread.state,
+            version=self.thread.state_version,
+        )
+        self.stream_ids = StreamIds()
+        # A frontend tool's result (a client ``tool`` message) keeps the client's id when stored,
+        # so the client's history and ``GET /messages`` agree (no stream event names it).
+        for message in run_input.messages:
+            if message.role == "tool":
+                self.stream_ids.tool_results.setdefault(message.tool_call_id, message.id)
+        self.saved_entry_ids: list[str] = []
+        self.skill_versions: dict[str, int | None] = {}
+        self.skipped: list[SkippedSkill] = []
+        self.reasoning = True
+        self.started = False
+        self.meter = UsageMeter()
+        self.predictive: PredictiveState | None = None
+        self.partial: list[ModelMessage] | None = None  # what a cancelled run did, for the history
+        self.audit = ToolCallAudit()
+        self.decided_by = ""
+        self.began = time.monotonic()
+        self.first_event_seen = False
+
+    async def on_cancelled(self, cancelled: RunCancelled) -> None:
+        self.partial = cancelled.new_messages()
+
+    async def execute(self) -> None:
+        """Never raises (but re-raises a cancellation of the task itself after closing the run)."""
+        terminal: BaseEvent | None = None
+        try:
+            # Parallel tool calls still run in parallel, but their results are streamed in call
+            # order — the order the stored history keeps them in — so a client holds the messages
+            # in the order ``GET /messages`` and ``MESSAGES_SNAPSHOT`` give them.
+            with PydanticAgent.parallel_tool_call_execution_mode("parallel_ordered_events"):
+                async for event in await self.events():
+                    if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
+                        terminal = event
+                        continue
+                    await self.log(event)
+        except asyncio.CancelledError:
+            terminal = RunErrorEvent(message="The server stopped during the run.", code="run_interrupted")
+            await self.close(terminal, interrupted=True)
+            raise
+        except Exception as exc:
+            code, message = describe_error(exc, None, run_id=self.run.run_id)
+            terminal = RunErrorEvent(message=message, code=code)
+        if terminal is None:
+            terminal = RunErrorEvent(message="The run ended without a result.", code="internal_error")
+        await self.close(terminal)
+
+    async def events(self) -> Any:
+        plan = await in_db_thread(assemble)(self.agent)
+        self.skill_versions = plan.skill_versions
+        self.skipped = plan.skipped
+        self.reasoning = plan.reasoning
+        self.gateway.use_private_keys(private_keys(plan.state_schema), self.thread.private_state or {})
+        self.predictive = self.gateway.predictive = PredictiveState(
+            plan.predict_state,
+            stored=lambda: self.gateway.document.baseline,
+            is_private=lambda key: key in self.gateway.private_keys,
+            per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
+        )
+        self.audit.versions = plan.capability_versions
+        for skipped in plan.skipped:
+            logger.warning(
+                "run %s: skill %r left out (tenant %r, agent %r): %s",
+                self.run.run_id,
+                skipped.skill_id,
+                self.tenant.slug,
+                self.agent.slug,
+                skipped.explanation,
+                extra={
+                    "tenant": self.tenant.slug,
+                    "agent": self.agent.slug,
+                    "skill": skipped.skill_id,
+                    "reason": skipped.explanation,
+                },
+            )
+        adapter = HubAGUIAdapter(
+            agent=plan.agent,
+            run_input=run_input_without_state(self.run_input),
+            accept=SSE_CONTENT_TYPE,
+            conversation_store=STORE,
+            conversation_scope=self.tenant.conversation_scope,
+            manage_message_history="server",
+        )
+        adapter.limits = RunLimits(plan.max_iterations, plan.max_execution_seconds)
+        record = await STORE.read_record(self.thread.conversation_id)
+        earlier_requests = record.usage.requests if record is not None else 0
+        deps = ToolDeps(
+            tenant_slug=self.tenant.slug,
+            agent_slug=self.agent.slug,
+            thread_id=self.thread.thread_id,
+            run_id=self.run.run_id,
+            state_gateway=self.gateway,
+        )
+        return adapter.run_stream(
+            deps=deps,
+            conversation_id=self.thread.conversation_id,
+            # Limits are per run: the stored conversation's usage counts against them otherwise.
+            usage_limits=UsageLimits(request_limit=earlier_requests + plan.max_iterations),
+            timeout=plan.max_execution_seconds,
+            cancellation_token=self.handle.token,
+            instructions=state_instructions,
+            capabilities=[StateSync(self.gateway), self.meter, self.audit],
+            on_cancel=self.on_cancelled,
+        )
+
+    async def log(self, event: BaseEvent) -> None:
+        if event.type == EventType.RUN_STARTED:
+            await self.writer.add(encode(event))
+            await self.gateway.log_snapshot()
+            for skipped in self.skipped:
+                await self.writer.add(
+                    capability_skipped(capability_id=skipped.skill_id, reason=skipped.reason)
+                )
+            for decision in resume_decisions(self.run_input, self.decided_by):
+                await self.writer.add(tool_call_decision(**decision))
+            self.started = True
+            return
+        if not self.reasoning and event.type in REASONING_TYPES:
+            return
+        if isinstance(event, CustomEvent) and event.name == CONVERSATION_SAVED:
+            # pydantic-ai's bookkeeping (internal ids); we record the stream's ids on those entries instead.
+            if isinstance(event.value, dict):
+                self.saved_entry_ids = list(event.value.get("entry_ids") or [])
+            return
+        if not self.first_event_seen:
+            self.first_event_seen = True
+            metrics.time_to_first_event_seconds.observe(time.monotonic() - self.began)
+        self.stream_ids.observe(event)
+        if self.predictive:
+            if event.type == EventType.TOOL_CALL_RESULT:  # a call that never settled its prediction
+                await self.gateway.settle_prediction(event.tool_call_id, ran=False)
+            for predicted in self.predictive.observe(event):
+                await self.writer.add(encode(predicted))
+        await self.writer.add(encode(event))
+        if (audit := self.audit.follow_up(event)) is not None:
+            await self.writer.add(encode(audit))
+
+    async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
+        """Log the terminal event and record the run's end in one transaction."""
+        status, outcome, error = self.ending(terminal, interrupted)
+        await self.restore_predictions()
+
+        def finish() -> list[PendingEvent]:
+            events: list[PendingEvent] = []
+            if not self.started:  # failed before the stream began: it must still start properly
+                events.append(run_started(thread_id=self.thread.thread_id, run_id=self.run.run_id))
+            snapshot = run_complete(
+                run=self.run,
+                status=status,
+                outcome=outcome,
+                error=error,
+                saved_entry_ids=self.saved_entry_ids,
+                stream_ids=self.stream_ids,
+                skill_versions=self.skill_versions,
+                client_message_ids=[m.id for m in self.run_input.messages],
+                usage=self.meter.total,
+                partial=self.partial,
+            )
+            if snapshot is not None:
+                events.append(messages_snapshot(snapshot))
+            events.append(encode(terminal))
+            return events
+
+        try:
+            await self.writer.flush_with(finish)
+        except Exception:
+            logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
+        await self.report(status, error)
+
+    async def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
+        """The run's end line and counters (after its end is committed, so its events are all counted)."""
+        self.ended = (status.value, error.get("code") if error else None)
+        metrics.runs_finished.labels(status=status.value).inc()
+        usage = self.meter.total
+        try:
+            events: int | None = await in_db_thread(run_event_count)(self.run.pk)
+        except Exception:
+            events = None
+        logs.run_finished(
+            tenant=self.tenant.slug,
+            agent=self.agent.slug,
+            thread=self.thread.thread_id,
+            run=self.run.run_id,
+            status=status.value,
+            duration_ms=round((time.monotonic() - self.began) * 1000),
+            events=events,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            error_code=error.get("code") if error else None,
+        )
+
+    async def restore_predictions(self) -> None:
+        """Pattern D: a predicted call the run never settled (cancelled, denied, failed) is undone."""
+        if self.predictive is None or not self.predictive.calls:
+            return
+        try:
+            await self.gateway.refresh()
+            for event in self.predictive.restore_all():
+                await self.writer.add(encode(event))
+        except Exception:
+            logger.exception("run %s: could not restore predicted state", self.run.run_id)
+
+    @staticmethod
+    def ending(
+        terminal: BaseEvent, interrupted: bool
+    ) -> tuple[RunStatus, dict[str, Any] | None, dict[str, Any] | None]:
+        if isinstance(terminal, RunFinishedEvent):
+            outcome = (
+                terminal.outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
+                if terminal.outcome
+                else None
+            )
+            cancelled = outcome is not None and outcome.get("type") == "cancelled"
+            return (RunStatus.CANCELLED if cancelled else RunStatus.SUCCEEDED), outcome, None
+        assert isinstance(terminal, RunErrorEvent)
+        error = {"code": terminal.code or "run_failed", "message": terminal.message}
+        if interrupted:
+            return RunStatus.INTERRUPTED, None, error
+        if terminal.code == "cancelled":
+            return RunStatus.CANCELLED, None, error
+        return RunStatus.FAILED, None, error

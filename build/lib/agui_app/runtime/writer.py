@@ -1,0 +1,86 @@
+"""A run's event writer: buffers encoded events and appends them to the log in batches.
+
+Flushes on size (``AGUI_EVENT_FLUSH_EVENTS``), on time (``AGUI_EVENT_FLUSH_MS`` after the first
+buffered event) and on demand (before a state change, at the end). One flush at a time, in
+order; a batch is one transaction and one hop to the database thread. Nothing is published
+before it is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import transaction
+
+from agui_app import metrics
+from agui_app.concurrency.db_threads import in_db_thread
+from agui_app.events.log import append_events
+from agui_app.events.shape import PendingEvent
+
+
+class RunEventWriter:
+    def __init__(self, *, thread_pk: uuid.UUID, run_pk: int, run_id: str) -> None:
+        self.thread_pk = thread_pk
+        self.run_pk = run_pk
+        self.run_id = run_id
+        self.pending: list[PendingEvent] = []
+        self.lock = asyncio.Lock()
+        self.flush_events = settings.AGUI_EVENT_FLUSH_EVENTS
+        self.flush_seconds = settings.AGUI_EVENT_FLUSH_MS / 1000
+        self._timer: asyncio.TimerHandle | None = None
+        self._timed_flush: asyncio.Task[None] | None = None
+        self.failure: BaseException | None = None
+        self.count = 0
+
+    async def add(self, event: PendingEvent) -> None:
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
+        self.pending.append(event)
+        self.count += 1
+        if len(self.pending) >= self.flush_events:
+            await self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._timed_flush = asyncio.get_running_loop().create_task(self._flush_quietly())
+
+    async def _flush_quietly(self) -> None:
+        try:
+            await self.flush()
+        except Exception as exc:  # surfaced to the run by its next add()
+            self.failure = exc
+
+    async def flush(self) -> None:
+        await self.flush_with()
+
+    async def flush_with(self, finish: Callable[[], list[PendingEvent]] | None = None) -> None:
+        """Append the buffered events; with ``finish``, call it in the same transaction and append
+        the events it returns after them (a run's last events, logged atomically with its end)."""
+        async with self.lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            batch, self.pending = self.pending, []
+            if batch or finish is not None:
+                try:
+                    await in_db_thread(self._write)(batch, finish)
+                except BaseException:
+                    # Not logged, so no client saw them: keep them, in order, for the next try
+                    # (the run's closing flush), so the log never misses an event of the run.
+                    self.pending[:0] = batch
+                    raise
+
+    def _write(self, batch: list[PendingEvent], finish: Callable[[], list[PendingEvent]] | None) -> None:
+        began = time.monotonic()
+        with transaction.atomic():
+            if finish is not None:
+                batch = batch + finish()
+            append_events(self.thread_pk, batch, run_pk=self.run_pk, run_id=self.run_id)
+        metrics.event_write_seconds.observe(time.monotonic() - began)

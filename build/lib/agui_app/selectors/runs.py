@@ -1,0 +1,23 @@
+"""Reads of a thread's runs (the thread itself was already looked up within its tenant)."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from agui_app.models import Run, RunStatus, Thread
+
+
+def runs_for_thread(thread: Thread) -> QuerySet[Run]:
+    return Run.objects.filter(thread=thread).order_by("-started_at", "-id")
+
+
+def run_for_thread(thread: Thread, run_id: str) -> Run | None:
+    return runs_for_thread(thread).filter(run_id=run_id).first()
+
+
+def active_run(thread: Thread) -> Run | None:
+    return runs_for_thread(thread).filter(status=RunStatus.RUNNING).first()
+
+
+def run_status(run_pk: int) -> str | None:
+    return Run.objects.filter(pk=run_pk).values_list("status", flat=True).first()

@@ -1,0 +1,1 @@
+"""Writes: every change to tenants, threads, state, runs and conversations goes through here."""

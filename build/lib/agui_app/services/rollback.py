@@ -1,0 +1,78 @@
+"""``multitask: "rollback"``: take back what a cancelled run added — its messages, the state
+revisions made since it started, the capabilities it loaded — before the next run starts.
+
+Nothing is deleted: the conversation's head moves back to where it was when the run started (the
+entries stay, unreachable), the state is rebuilt from its revisions and written as one new
+revision, and the log records it all as events — ``CUSTOM agui.run_rolled_back``, the
+``STATE_SNAPSHOT`` of the restored state and a ``MESSAGES_SNAPSHOT`` of the restored history — so
+replaying the append-only log reproduces the thread exactly. Other writers' state revisions made
+during the run are applied again on top (those that still apply).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from agui_app.conversation_store import history_rows, load_message
+from agui_app.events.log import append_events
+from agui_app.events.shape import messages_snapshot, run_rolled_back
+from agui_app.models import (
+    ConversationRecord,
+    LoadedCapability,
+    Run,
+    RunStatus,
+    StateRevision,
+    StateSource,
+    Thread,
+)
+from agui_app.pydantic_ai_private import new_entry_id
+from agui_app.selectors.messages import thread_messages
+from agui_app.services.messages import loaded_in
+from agui_app.services.state import state_replace
+from agui_app.state.patching import PatchError, apply_patch_in_place, validate_patch
+
+
+def run_rollback(*, run_pk: int) -> bool:
+    """Roll back an ended run (cancelled, failed or interrupted). Returns whether anything was
+    done (a running or succeeded run, or one without a recorded start, is left alone)."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_pk)
+        if run.status in (RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.SUCCEEDED):
+            return False
+        if run.state_version_before is None:
+            return False
+        thread = (
+            Thread.objects.select_for_update(of=("self",))
+            .select_related("tenant", "agent")
+            .get(pk=run.thread_id)
+        )
+        head = run.history_head or None
+        ConversationRecord.objects.filter(pk=thread.conversation_id).exclude(head_id=head).update(
+            head_id=head, revision=new_entry_id()
+        )
+        loaded = loaded_in([load_message(row.message) for row in history_rows(head)]) if head else set()
+        LoadedCapability.objects.filter(thread=thread).exclude(capability_id__in=loaded).delete()
+        append_events(thread.pk, [run_rolled_back(run_id=run.run_id)])
+        if thread.state_version > run.state_version_before:
+            state = state_without_run(thread, run)
+            state_replace(thread_pk=thread.pk, state=state, source=StateSource.API)
+        append_events(thread.pk, [messages_snapshot(thread_messages(thread))])
+    return True
+
+
+def state_without_run(thread: Thread, run: Run) -> dict[str, Any]:
+    """The state rebuilt from its revisions: all up to the run's start, then the later ones that
+    neither the run nor its own input made (skipping those that no longer apply)."""
+    state: Any = {}
+    revisions = StateRevision.objects.filter(thread=thread).order_by("version")
+    for revision in revisions:
+        if revision.version > run.state_version_before and revision.run_id == run.pk:
+            continue
+        try:
+            state = apply_patch_in_place(state, validate_patch(revision.patch))
+        except PatchError:
+            if revision.version <= run.state_version_before:
+                raise
+    return state if isinstance(state, dict) else {}

@@ -1,0 +1,1 @@
+"""The AG-UI WebSocket transport: ``ws(s)://host/ws/v1/threads/{thread}``."""

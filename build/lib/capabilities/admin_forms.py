@@ -1,0 +1,341 @@
+"""Forms of the capabilities admin: the skill source editor, the bundle import, the agent editor.
+
+Every JSON or Markdown blob is validated here with the same rules the services and the API use
+(``capabilities.services.skills.parse``, ``validate_declared``, ``check_schema``), and each problem
+is reported on the field it belongs to, so a rejected form saves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
+from django.forms.fields import InvalidJSONInput
+from django.http import HttpRequest
+
+from capabilities.admin_scoping import SameTenantInlineFormSet, scope_queryset, tenant_choices
+from capabilities.bundles import BundleUnreadable, read_bundle
+from capabilities.conflicts import tool_conflicts
+from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
+from capabilities.models import Agent, Skill
+from capabilities.outbound import OutboundRefused, validate_outbound_url
+from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
+from capabilities.services.skills import SkillRejected, parse, skill_check
+from capabilities.skills import SkillParseError, SkillSpec
+from capabilities.skills.spec import predict_state_entries
+
+AGENT_FIELDS = [
+    "tenant",
+    "slug",
+    "name",
+    "description",
+    "model",
+    "instructions",
+    "max_iterations",
+    "max_execution_seconds",
+    "parallel_tool_calls",
+    "state_schema",
+    "predict_state",
+    "output_schema",
+    "declared_capabilities",
+    "webhook_url",
+    "on_disconnect",
+]
+
+
+def monospace(rows: int = 20) -> forms.Textarea:
+    return forms.Textarea(
+        attrs={
+            "rows": rows,
+            "cols": 100,
+            "spellcheck": "false",
+            "class": "vLargeTextField",
+            "style": "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; width: 100%;",
+        }
+    )
+
+
+def normalize_newlines(text: str) -> str:
+    """Browsers post textareas with CRLF line breaks; sources are stored with LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def skill_error_messages(errors: list[SkillParseError]) -> list[str]:
+    return [str(error) for error in errors]
+
+
+class PrettyJSONField(forms.JSONField):
+    """A JSON textarea shown indented, whose syntax errors say where they are."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, InvalidJSONInput):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            return super().to_python(value)
+        except ValidationError:
+            try:
+                json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValidationError(
+                    f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.", code="invalid"
+                ) from exc
+            raise
+
+
+# --- skills ---------------------------------------------------------------------------------
+
+
+class SkillSourceForm(forms.ModelForm):
+    """Edits a skill through its Markdown source. ``SkillAdmin.save_model`` saves with ``skill_save``.
+
+    ``clean`` applies ``skill_save``'s rules up front (parse, stable id, no duplicate id when adding,
+    no tool-name conflict in an agent the skill belongs to: ``skill_check``) so every rejection lands
+    on the ``source`` field and nothing is written.
+    """
+
+    source = forms.CharField(
+        strip=False,
+        widget=monospace(30),
+        help_text="Markdown with YAML frontmatter (id, description, tools, defer_loading, "
+        "requires_approval, model_settings, before_tools, escalate_with, warn_with); the body is the instructions.",
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="Recorded with the new version (only a changed source creates one).",
+    )
+
+    class Meta:
+        model = Skill
+        fields = ["tenant", "source", "enabled"]
+
+    spec: SkillSpec | None = None
+
+    def clean_source(self) -> str:
+        source = normalize_newlines(self.cleaned_data["source"])
+        if self.instance.pk and normalize_newlines(self.instance.source) == source:
+            source = self.instance.source  # unchanged but for line breaks: keep it byte for byte
+        try:
+            self.spec = parse(source)
+        except SkillRejected as exc:
+            raise ValidationError(skill_error_messages(exc.errors), code="invalid_skill") from exc
+        if self.instance.pk and self.spec.id != self.instance.skill_id:
+            raise ValidationError(
+                f"field 'id': cannot change from {self.instance.skill_id!r} to {self.spec.id!r}: skill ids "
+                "are stable (agents and thread histories refer to them). Add a new skill instead.",
+                code="id_changed",
+            )
+        return source
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        tenant = cleaned.get("tenant")
+        tenant_id = self.instance.tenant_id if self.instance.pk else getattr(tenant, "pk", None)
+        if not self.instance.pk and tenant is not None and self.spec is not None:
+            if Skill.objects.filter(tenant=tenant, skill_id=self.spec.id).exists():
+                self.add_error(
+                    "source",
+                    ValidationError(
+                        f"field 'id': duplicate id {self.spec.id!r}: tenant {tenant} already has it. "
+                        "Edit that skill instead.",
+                        code="duplicate_id",
+                    ),
+                )
+                return cleaned
+        if tenant_id is not None and self.spec is not None and "source" in cleaned:
+            try:
+                skill_check(tenant_id=tenant_id, source=cleaned["source"], skill=self.instance)
+            except SkillRejected as exc:
+                self.add_error("source", ValidationError(skill_error_messages(exc.errors), code="conflict"))
+        return cleaned
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput(attrs={"accept": ".md,.zip"}))
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(item, initial) for item in data]
+        return [single(data, initial)]
+
+
+class SkillImportForm(forms.Form):
+    """Upload skill files for one tenant (of the user's), optionally attaching them to an agent."""
+
+    files = MultipleFileField(help_text="Several .md skill files, or one .zip of them (e.g. an export).")
+    tenant = forms.ModelChoiceField(queryset=None)
+    agent = forms.ModelChoiceField(
+        queryset=Agent.objects.none(),
+        required=False,
+        help_text="Optional: attach every imported skill to this agent.",
+    )
+
+    def __init__(self, *args: Any, request: HttpRequest, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tenants = tenant_choices(request)
+        self.fields["tenant"].queryset = tenants
+        if tenants.count() == 1:
+            self.fields["tenant"].initial = tenants.first()
+        self.fields["agent"].queryset = scope_queryset(
+            Agent.objects.select_related("tenant").order_by("tenant__slug", "slug"), request
+        )
+        self.fields["agent"].label_from_instance = lambda agent: f"{agent.tenant} / {agent.slug}"
+        self.sources: dict[str, str] = {}
+        self.resources: dict[str, str] = {}  # of Agent Skills folders in a zip
+        self.skipped: list[str] = []
+
+    def clean_files(self) -> list[UploadedFile]:
+        uploads = self.cleaned_data["files"]
+        try:
+            self.sources, self.skipped = read_bundle(uploads, resources=self.resources)
+        except BundleUnreadable as exc:
+            raise ValidationError(exc.problems, code="unreadable") from exc
+        return uploads
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        agent, tenant = cleaned.get("agent"), cleaned.get("tenant")
+        if agent is not None and tenant is not None and agent.tenant_id != tenant.pk:
+            self.add_error("agent", f"{agent.slug} is an agent of {agent.tenant}, not of {tenant}.")
+        return cleaned
+
+
+# --- agents ---------------------------------------------------------------------------------
+
+
+class AgentForm(forms.ModelForm):
+    """An agent, with its JSON blobs checked: declared capabilities against the AG-UI model (derived
+    parts refused, with the reason) and the state schema against the JSON Schema 2020-12 meta-schema."""
+
+    declared_capabilities = PrettyJSONField(
+        required=False,
+        widget=monospace(12),
+        help_text=(
+            "Declared parts of the AG-UI AgentCapabilities document, as a JSON object with any of: "
+            f"{', '.join(DECLARABLE)}. The server derives transport, state, tools, humanInTheLoop, "
+            "execution and custom.onDemandCapabilities itself."
+        ),
+    )
+    state_schema = PrettyJSONField(
+        required=False,
+        widget=monospace(12),
+        help_text="Optional JSON Schema (draft 2020-12) every shared-state change must satisfy.",
+    )
+    predict_state = PrettyJSONField(
+        required=False,
+        widget=monospace(4),
+        help_text='Predictive state, e.g. [{"tool": "write_document", "argument": "text", "state_key": '
+        '"/document"}]: while the model streams that tool call, clients see the argument grow at state_key.',
+    )
+    webhook_url = forms.URLField(
+        required=False,
+        max_length=2000,
+        assume_scheme="https",
+        help_text="Optional URL told about every finished run.",
+    )
+    output_schema = PrettyJSONField(
+        required=False,
+        widget=monospace(12),
+        help_text="Optional JSON Schema (draft 2020-12) of an object: runs then answer with such an object "
+        "(streamed as the final_result tool call, validated) instead of text, and the capabilities "
+        "document declares output.structuredOutput.",
+    )
+
+    class Meta:
+        model = Agent
+        fields = AGENT_FIELDS
+        widgets = {"instructions": monospace(10)}
+
+    def clean_declared_capabilities(self) -> dict[str, Any]:
+        value = self.cleaned_data.get("declared_capabilities")
+        if value is None or value == {}:
+            return {}
+        try:
+            return validate_declared(value)
+        except DeclaredCapabilitiesInvalid as exc:
+            raise ValidationError(
+                [f"{error.path or '(the document)'}: {error.message}" for error in exc.errors],
+                code="invalid_declaration",
+            ) from exc
+
+    def clean_webhook_url(self) -> str:
+        url = self.cleaned_data.get("webhook_url") or ""
+        try:
+            return validate_outbound_url(url) if url else ""
+        except OutboundRefused as exc:
+            raise ValidationError(str(exc), code="outbound_refused") from exc
+
+    def clean_state_schema(self) -> dict[str, Any] | None:
+        try:
+            return check_state_schema(self.cleaned_data.get("state_schema"))
+        except SchemaInvalid as exc:
+            raise ValidationError(str(exc), code="invalid_schema") from exc
+
+    def clean_predict_state(self) -> list[dict[str, str]]:
+        try:
+            return predict_state_entries(self.cleaned_data.get("predict_state") or [])
+        except ValueError as exc:
+            raise ValidationError(str(exc), code="invalid_predict_state") from exc
+
+    def clean_output_schema(self) -> dict[str, Any] | None:
+        try:
+            return check_output_schema(self.cleaned_data.get("output_schema"))
+        except SchemaInvalid as exc:
+            raise ValidationError(str(exc), code="invalid_schema") from exc
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        slug = cleaned.get("slug")
+        # With the tenant read-only (an existing agent), Django skips the (tenant, slug) constraint.
+        if "tenant" not in self.fields and slug and self.instance.tenant_id is not None:
+            taken = Agent.objects.filter(tenant_id=self.instance.tenant_id, slug=slug).exclude(
+                pk=self.instance.pk
+            )
+            if taken.exists():
+                self.add_error("slug", f"Tenant {self.instance.tenant} already has an agent {slug!r}.")
+        declared = cleaned.get("declared_capabilities")
+        if declared and "output_schema" not in self.errors and cleaned.get("model"):
+            facts = RuntimeFacts.of(model=cleaned["model"], output_schema=cleaned.get("output_schema"))
+            try:
+                validate_declared(declared, facts)
+            except DeclaredCapabilitiesInvalid as exc:
+                self.add_error(
+                    "declared_capabilities",
+                    ValidationError(
+                        [f"{error.path}: {error.message}" for error in exc.errors], code="cannot_honour"
+                    ),
+                )
+        return cleaned
+
+
+class AgentSkillFormSet(SameTenantInlineFormSet):
+    """The agent's skills: of its tenant, and no two exposing one tool name (pydantic-ai would refuse
+    every run of the agent). The error names both skills and the tool, above the inline."""
+
+    def clean(self) -> None:
+        super().clean()
+        if any(form.errors for form in self.forms):
+            return
+        chosen = [
+            form.cleaned_data["skill"]
+            for form in self.forms
+            if form.cleaned_data.get("skill") is not None and not form.cleaned_data.get("DELETE")
+        ]
+        conflicts = tool_conflicts(
+            {skill.skill_id: list(skill.tools) for skill in chosen}, agent=self.instance.slug or None
+        )
+        if conflicts:
+            raise ValidationError([str(conflict) for conflict in conflicts], code="tool_conflict")

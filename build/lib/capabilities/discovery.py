@@ -1,0 +1,148 @@
+"""The AG-UI ``AgentCapabilities`` document: what an agent can do right now, declared and derived.
+
+Admins declare the parts the server cannot know (``capabilities.declarations``: identity,
+multimodal, custom …, and output/reasoning/multiAgent only where they hold). The server derives the
+rest from its running configuration: transport, state, tools, humanInTheLoop, execution and
+``custom.onDemandCapabilities``. MCP servers are listed like deferred skills; their tools (as last
+discovered from the server) count as callable where the thread loaded the server. Skills and tools are those a run really gets
+(``capabilities.availability``: a skill left out of runs is left out here too). Built on every
+request from the database and the tool registry, so an edit shows on the next call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import orjson
+from ag_ui.core import AgentCapabilities, Tool
+from django.conf import settings
+
+from capabilities.assembly import run_builtins
+from capabilities.availability import offer, offered_mcp_servers
+from capabilities.declarations import RuntimeFacts, declared_that_hold
+from capabilities.models import Agent
+from capabilities.tools.registry import RegisteredTool, registry
+
+LOAD_CAPABILITY_TOOL = Tool(
+    name="load_capability",
+    description=(
+        "Load a listed capability whenever it is plausibly relevant to the task. Loading makes the "
+        "capability instructions and any tools it provides available."
+    ),
+    parameters={"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+)
+
+
+def tool_item(tool: RegisteredTool) -> Tool:
+    return Tool(name=tool.name, description=tool.description, parameters=tool.parameters_schema)
+
+
+def transport(agent: Agent | None = None) -> dict[str, bool]:
+    """The transports this server runs: SSE streaming and resumable logs always; the WebSocket when
+    ``AGUI_WEBSOCKET_ENABLED`` (the same setting decides whether its route is served); push
+    notifications where the agent has a webhook (its ``webhookUrl``: every run's end is posted there;
+    a run's own ``forwardedProps.webhook`` is not known before the run)."""
+    document = {"streaming": True, "resumable": True}
+    if settings.AGUI_WEBSOCKET_ENABLED:
+        document["websocket"] = True
+    if agent is not None and agent.webhook_url:
+        document["pushNotifications"] = True
+    return document
+
+
+def capabilities_document(
+    agent: Agent, *, loaded: set[str] | None = None, client_tools: bool = True
+) -> dict[str, Any]:
+    """The agent's ``AgentCapabilities`` as camelCase JSON, absent fields omitted.
+
+    ``loaded``: for a thread, the capability ids its history loaded (their tools are callable
+    now); ``None`` for the agent-level document.
+    """
+    links = offer(agent).links
+    offered_ids = {link.skill.skill_id for link in links}
+    loaded = loaded or set()
+    callable_tools: dict[str, RegisteredTool] = {t.name: t for t in run_builtins(links)}
+    approval = False
+    catalog = []
+    deferred_any = False
+    for link in links:
+        skill = link.skill
+        deferred = skill.defer_loading and not link.always_on
+        tools = [registry.get(name) for name in skill.tools if name in registry]
+        if any(t.requires_approval or skill.needs_approval(t.name) for t in tools):
+            approval = True
+        if skill.approves_all or set(skill.escalate_with) & offered_ids:  # capabilities.gates pause calls
+            approval = True
+        if deferred:
+            deferred_any = True
+            catalog.append(
+                {"id": skill.skill_id, "description": skill.description, "loaded": skill.skill_id in loaded}
+            )
+        if not deferred or skill.skill_id in loaded:
+            searchable = set(skill.deferred_tools) if not deferred else set()  # found by search_tools
+            callable_tools.update({t.name: t for t in tools if t.name not in searchable})
+    items = [tool_item(t) for _, t in sorted(callable_tools.items())]
+    for server in offered_mcp_servers(agent, offered_ids)[0]:  # tools: the last ones discovered
+        if server.defer_loading:
+            deferred_any = True
+            catalog.append(
+                {
+                    "id": server.server_id,
+                    "description": server.description,
+                    "loaded": server.server_id in loaded,
+                }
+            )
+        if not server.defer_loading or server.server_id in loaded:
+            items += [
+                Tool(name=t["name"], description=t["description"], parameters=t["parameters"])
+                for t in server.tools_cache
+            ]
+    if deferred_any:
+        items.insert(0, LOAD_CAPABILITY_TOOL)
+    # Only declarable parts that hold: a derived key or a false claim that reached the row without
+    # validate_declared (a raw update, an older release, a model changed since) must not survive.
+    facts = RuntimeFacts.of(model=agent.model, output_schema=agent.output_schema)
+    declared = declared_that_hold(agent.declared_capabilities, facts)
+    for section, truth in facts.truths().items():
+        declared[section] = {**(declared.get(section) or {}), **truth}
+    declared_custom = declared.pop("custom", None)
+    custom = {
+        **(declared_custom if isinstance(declared_custom, dict) else {}),
+        "onDemandCapabilities": catalog,
+    }
+    document: dict[str, Any] = {
+        **declared,
+        "identity": {
+            "name": agent.name,
+            **({"description": agent.description} if agent.description else {}),
+            **declared.get("identity", {}),
+        },
+        "transport": transport(agent),
+        "state": {"snapshots": True, "deltas": True, "persistentState": True},
+        "tools": {
+            "supported": True,
+            "clientProvided": client_tools,
+            "parallelCalls": agent.parallel_tool_calls,
+            "items": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in items],
+        },
+        "execution": {
+            "maxIterations": agent.max_iterations,
+            "maxExecutionTime": agent.max_execution_seconds * 1000,
+        },
+        "custom": custom,
+    }
+    if approval:
+        document["humanInTheLoop"] = {
+            "supported": True,
+            "approvals": True,
+            "interrupts": True,
+            "approveWithEdits": True,
+        }
+    return AgentCapabilities.model_validate(document).model_dump(
+        mode="json", by_alias=True, exclude_none=True
+    )
+
+
+def document_etag(document: dict[str, Any]) -> str:
+    return '"' + hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32] + '"'

@@ -1,0 +1,200 @@
+"""A tenant's MCP server as an on-demand capability of a run, on pydantic-ai's ``MCPToolset``.
+
+The capability (``Capability(id=server_id, description=…, toolsets=[…], defer_loading=…)``) wraps the
+``MCPToolset`` in ``McpServerToolset``, which decides *when* the server is contacted:
+
+- not while the capability is inactive: its catalog line is all the model sees, and a run never
+  connects to a server it does not use (so a server that is down cannot fail a run that never loads it);
+- once active, the tools come from the row's cache while it is fresher than
+  ``AGUI_MCP_TOOLS_TTL_SECONDS``, otherwise from the server (``tools/list``), stored back in the row for
+  every process and for discovery; a server that cannot be listed leaves the last known tools;
+- a call connects (once per run, lazily) and runs the tool; a server that is down, slow or failing ends
+  that call with ``ToolFailed`` — a clear tool error the model reads — never a failed run.
+
+The URL is checked against the outbound rule (``resolve_outbound_url``) before connecting; headers
+(secrets) are decrypted only here and scrubbed from every message and log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.utils import timezone
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import Capability
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import WrapperToolset
+
+from capabilities.models import McpServer
+from capabilities.outbound import OutboundRefused, resolve_outbound_url
+from capabilities.secrets import decrypt_mapping, scrub
+
+logger = logging.getLogger(__name__)
+CONTROL_FLOW = (ModelRetry, ToolFailed, ApprovalRequired, CallDeferred)
+
+
+def cached_definitions(server: McpServer) -> list[ToolDefinition]:
+    return [
+        ToolDefinition(
+            name=item["name"],
+            description=item.get("description"),
+            parameters_json_schema=item.get("parameters") or {"type": "object", "properties": {}},
+            metadata={"task": False, "annotations": item.get("annotations")},
+        )
+        for item in server.tools_cache
+    ]
+
+
+def _cache_item(tool: Any) -> dict[str, Any]:
+    """A tool the server listed (``mcp_types.Tool``) as stored in ``McpServer.tools_cache``."""
+    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
+    return {
+        "name": tool.name,
+        "description": tool.description or "",
+        "parameters": tool.input_schema or {"type": "object", "properties": {}},
+        **({"annotations": annotations} if annotations else {}),
+    }
+
+
+def store_tools(*, server_pk: int, tools: list[dict[str, Any]] | None, error: str = "") -> None:
+    """Record a discovery: the tools found (``None``: keep the last ones) and the error, if any."""
+    fields: dict[str, Any] = {"tools_error": error[:500]}
+    if tools is not None:
+        fields |= {"tools_cache": tools, "tools_cached_at": timezone.now()}
+    McpServer.objects.filter(pk=server_pk).update(**fields)
+
+
+@dataclass
+class McpServerToolset(WrapperToolset[Any]):
+    """``wrapped`` is the server's ``MCPToolset``; see the module docstring for when it connects."""
+
+    server: McpServer = field(kw_only=True)
+    secrets: list[str] = field(default_factory=list, kw_only=True)
+    # Names the run already has (registry tools, framework tools, earlier servers' tools): a server
+    # tool of the same name is left out, since pydantic-ai refuses a run with two tools of one name.
+    reserved: frozenset[str] = field(default=frozenset(), kw_only=True)
+    _definitions: list[ToolDefinition] | None = field(default=None, init=False)
+    _connected: bool = field(default=False, init=False)
+
+    async def __aenter__(self) -> McpServerToolset:  # connect lazily, on first use
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        if self._connected:
+            self._connected = False
+            try:
+                await self.wrapped.__aexit__(*args)
+            except Exception as exc:  # closing a dead connection must not fail the run
+                logger.info("MCP server %s: closing failed: %s", self.server.server_id, self._safe(exc))
+        return None
+
+    def _safe(self, exc: BaseException) -> str:
+        return scrub(f"{type(exc).__name__}: {exc}", self.secrets)[:300]
+
+    async def _connect(self) -> None:
+        if not self._connected:
+            await asyncio.to_thread(resolve_outbound_url, self.server.url)  # blocking DNS
+            async with asyncio.timeout(self.server.connect_timeout_seconds):
+                await self.wrapped.__aenter__()
+            self._connected = True
+
+    def _fresh(self) -> bool:
+        cached_at = self.server.tools_cached_at
+        ttl = timedelta(seconds=settings.AGUI_MCP_TOOLS_TTL_SECONDS)
+        return cached_at is not None and timezone.now() - cached_at < ttl
+
+    async def refresh(self) -> list[dict[str, Any]]:
+        """``tools/list`` now; the server's tools (those allowed) as cache items, stored in the row.
+
+        Raises: whatever connecting or listing raised (the caller records it).
+        """
+        await self._connect()
+        async with asyncio.timeout(self.server.call_timeout_seconds):
+            listed = await self.wrapped.list_tools()
+        allowed = self.server.allowed_tools
+        items = [
+            _cache_item(tool)
+            for tool in sorted(listed, key=lambda t: t.name)
+            if not allowed or tool.name in allowed
+        ]
+        await sync_to_async(store_tools)(server_pk=self.server.pk, tools=items)
+        self.server.tools_cache, self.server.tools_cached_at = items, timezone.now()
+        return items
+
+    async def _discover(self) -> list[ToolDefinition]:
+        if not self._fresh():
+            try:
+                await self.refresh()
+            except (Exception, TimeoutError) as exc:
+                message = self._safe(exc)
+                logger.warning("MCP server %s: listing tools failed: %s", self.server.server_id, message)
+                await sync_to_async(store_tools)(server_pk=self.server.pk, tools=None, error=message)
+        return cached_definitions(self.server)
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, Any]:
+        if self.server.server_id not in ctx.active_capability_ids:
+            return {}
+        if self._definitions is None:
+            definitions = await self._discover()
+            if clashes := sorted(d.name for d in definitions if d.name in self.reserved):
+                logger.warning(
+                    "MCP server %s: tools left out (names taken): %s", self.server.server_id, clashes
+                )
+            self._definitions = [d for d in definitions if d.name not in self.reserved]
+        return {d.name: self.wrapped.tool_for_tool_def(d, ctx=ctx) for d in self._definitions}
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: Any) -> Any:
+        try:
+            await self._connect()
+            async with asyncio.timeout(self.server.call_timeout_seconds):
+                return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        except CONTROL_FLOW:
+            raise
+        except OutboundRefused as exc:
+            raise ToolFailed(f"The MCP server {self.server.server_id!r} is not allowed: {exc}") from exc
+        except (Exception, TimeoutError) as exc:
+            logger.warning(
+                "MCP server %s: calling %s failed: %s", self.server.server_id, name, self._safe(exc)
+            )
+            self._connected = False  # a broken session is not reused
+            raise ToolFailed(
+                f"The MCP server {self.server.server_id!r} could not run `{name}`: it is unreachable or did "
+                f"not answer ({type(exc).__name__}). Tell the user it is unavailable; do not retry now."
+            ) from exc
+
+
+FRAMEWORK_TOOLS = frozenset({"load_capability", "search_tools", "final_result"})
+
+
+def build_mcp_capability(server: McpServer, *, reserved: frozenset[str] = frozenset()) -> Capability[Any]:
+    """The run's capability for ``server`` (a fresh ``MCPToolset``: toolsets hold a connection);
+    ``reserved``: tool names the run has already, which the server's tools may not take."""
+    from pydantic_ai.mcp import MCPToolset  # imports fastmcp: only runs that use MCP pay for it
+
+    headers = decrypt_mapping(server.headers_encrypted)
+    toolset = MCPToolset(
+        server.url,
+        id=server.server_id,
+        headers=headers or None,
+        init_timeout=server.connect_timeout_seconds,
+        read_timeout=server.call_timeout_seconds,
+        tool_error_behavior="failed",  # a tool error the server reports is shown to the model, no retry
+        include_instructions=False,  # the tenant's server text must not gain instruction authority
+    )
+    return Capability(
+        id=server.server_id,
+        description=server.description,
+        toolsets=[
+            McpServerToolset(
+                toolset, server=server, secrets=list(headers.values()), reserved=reserved | FRAMEWORK_TOOLS
+            )
+        ],
+        defer_loading=server.defer_loading,
+    )

@@ -1,0 +1,244 @@
+"""What agents can do: agent definitions and Markdown skills with immutable versions."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+SKILL_ID_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
+
+
+def default_model() -> str:
+    return settings.AGUI_DEFAULT_MODEL
+
+
+def default_max_iterations() -> int:
+    return settings.AGUI_DEFAULT_MAX_ITERATIONS
+
+
+def default_max_execution_seconds() -> int:
+    return settings.AGUI_DEFAULT_MAX_EXECUTION_SECONDS
+
+
+class OnDisconnect(models.TextChoices):
+    CANCEL = "cancel"
+    CONTINUE = "continue"
+
+
+class Agent(models.Model):
+    """An agent a tenant serves at ``/api/v1/agents/{slug}``."""
+
+    tenant = models.ForeignKey("agui_app.Tenant", on_delete=models.CASCADE, related_name="agents")
+    slug = models.SlugField(max_length=64)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    model = models.CharField(
+        max_length=200,
+        default=default_model,
+        help_text="A pydantic-ai model id (openai-chat:gpt-4o, anthropic:claude-…, ollama:…) or 'demo'.",
+    )
+    instructions = models.TextField(blank=True)
+    skills = models.ManyToManyField("capabilities.Skill", through="capabilities.AgentSkill", blank=True)
+    mcp_servers = models.ManyToManyField("capabilities.McpServer", blank=True, related_name="agents")
+    declared_capabilities = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Declared parts of the AG-UI AgentCapabilities document (identity, output, …).",
+    )
+    state_schema = models.JSONField(
+        null=True, blank=True, help_text="Optional JSON Schema every shared-state change must satisfy."
+    )
+    output_schema = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Optional JSON Schema (an object) of the agent's answer: runs then end with a "
+        "structured object (the final_result tool call) validated against it, instead of text.",
+    )
+    max_iterations = models.PositiveIntegerField(
+        default=default_max_iterations, help_text="Model requests allowed per run."
+    )
+    max_execution_seconds = models.PositiveIntegerField(
+        default=default_max_execution_seconds, help_text="Wall-clock seconds allowed per run."
+    )
+    parallel_tool_calls = models.BooleanField(default=True)
+    predict_state = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Predictive state: [{tool, argument, state_key}] — while the model streams that "
+        "tool call, the argument's partial value is shown at state_key (e.g. /document).",
+    )
+    webhook_url = models.URLField(
+        max_length=2000, blank=True, help_text="Optional URL told about every finished run."
+    )
+    on_disconnect = models.CharField(
+        max_length=16,
+        choices=OnDisconnect.choices,
+        default=OnDisconnect.CANCEL,
+        help_text="What a run does when its client goes away, unless the run input says otherwise.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "slug"], name="agent_unique_slug_per_tenant")
+        ]
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    # Read from ``agent_skills`` (prefetched by ``selectors.agent_for_tenant``), in skill id order.
+    @property
+    def skill_ids(self) -> list[str]:
+        return sorted(link.skill.skill_id for link in self.agent_skills.all())
+
+    @property
+    def mcp_server_ids(self) -> list[str]:
+        return sorted(server.server_id for server in self.mcp_servers.all())
+
+    @property
+    def always_on_ids(self) -> list[str]:
+        return sorted(link.skill.skill_id for link in self.agent_skills.all() if link.always_on)
+
+
+class Skill(models.Model):
+    """A Markdown skill. The parsed fields mirror ``current_version.source``."""
+
+    tenant = models.ForeignKey("agui_app.Tenant", on_delete=models.CASCADE, related_name="skills")
+    skill_id = models.CharField(max_length=64, validators=[RegexValidator(SKILL_ID_PATTERN)])
+    description = models.TextField()
+    source = models.TextField(help_text="Markdown with YAML frontmatter.")
+    instructions = models.TextField(blank=True)
+    tools = models.JSONField(default=list, blank=True)
+    requires_approval = models.JSONField(default=list, blank=True, help_text='Tool names, or "all".')
+    gates = models.JSONField(
+        default=dict, blank=True, help_text="before_tools, escalate_with, warn_with (capabilities.gates)."
+    )
+    resources = models.JSONField(
+        default=dict, blank=True, help_text="Agent Skills resource files: path → text (read_skill_resource)."
+    )
+    model_settings = models.JSONField(default=dict, blank=True)
+    predict_state = models.JSONField(default=list, blank=True)
+    defer_loading = models.BooleanField(default=True)
+    enabled = models.BooleanField(default=True)
+    current_version = models.ForeignKey(
+        "capabilities.SkillVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "skill_id"], name="skill_unique_id_per_tenant")
+        ]
+        ordering = ["skill_id"]
+
+    def __str__(self) -> str:
+        return self.skill_id
+
+    @property
+    def approves_all(self) -> bool:
+        """``requires_approval: all``: once loaded, every tool call of the run pauses for a human."""
+        return self.requires_approval == "all"
+
+    @property
+    def before_tools(self) -> list[str]:
+        return list(self.gates.get("before_tools", []))
+
+    @property
+    def escalate_with(self) -> list[str]:
+        return list(self.gates.get("escalate_with", []))
+
+    @property
+    def deferred_tools(self) -> list[str]:
+        """Tools marked ``defer: true``: found through tool search, not listed (always-on skills only)."""
+        return list(self.gates.get("deferred_tools", []))
+
+    @property
+    def warn_with(self) -> list[str]:
+        return list(self.gates.get("warn_with", []))
+
+    def needs_approval(self, tool: str) -> bool:
+        """Whether this skill's frontmatter makes a call of its own tool ``tool`` pause."""
+        return self.approves_all or tool in (self.requires_approval or [])
+
+
+class SkillVersion(models.Model):
+    """An immutable revision of a skill's Markdown source."""
+
+    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    source = models.TextField()
+    source_sha256 = models.CharField(max_length=64)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["skill", "number"], name="skill_version_unique_number")
+        ]
+        ordering = ["-number"]
+
+    def __str__(self) -> str:
+        return f"{self.skill.skill_id} v{self.number}"
+
+
+class AgentSkill(models.Model):
+    """A skill an agent offers. ``always_on`` overrides the skill's ``defer_loading`` for this agent."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="agent_skills")
+    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="agent_skills")
+    always_on = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "skill"], name="agent_skill_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug} → {self.skill.skill_id}"
+
+
+class McpServer(models.Model):
+    """A tenant's MCP server (Streamable HTTP), offered to its agents as an on-demand capability.
+
+    ``server_id`` is the capability id: stable, since a thread's history names what it loaded by id.
+    Header values are secrets: stored encrypted (``capabilities.secrets``), never shown back; only
+    their names are. ``tools_cache`` holds the tool definitions last discovered from the server.
+    """
+
+    tenant = models.ForeignKey("agui_app.Tenant", on_delete=models.CASCADE, related_name="mcp_servers")
+    server_id = models.CharField(max_length=64, validators=[RegexValidator(SKILL_ID_PATTERN)])
+    description = models.CharField(max_length=300, help_text="The catalog line the model reads.")
+    url = models.URLField(max_length=2000, help_text="The server's Streamable HTTP endpoint.")
+    headers_encrypted = models.TextField(blank=True, editable=False)
+    header_names = models.JSONField(default=list, blank=True, editable=False)
+    defer_loading = models.BooleanField(default=True)
+    allowed_tools = models.JSONField(
+        null=True, blank=True, help_text="Only these tools of the server (empty: all of them)."
+    )
+    connect_timeout_seconds = models.FloatField(default=10.0)
+    call_timeout_seconds = models.FloatField(default=60.0)
+    enabled = models.BooleanField(default=True)
+    tools_cache = models.JSONField(default=list, blank=True, editable=False)
+    tools_cached_at = models.DateTimeField(null=True, blank=True, editable=False)
+    tools_error = models.CharField(max_length=500, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "server_id"], name="mcp_server_unique_id_per_tenant")
+        ]
+        ordering = ["server_id"]
+        verbose_name = "MCP server"
+
+    def __str__(self) -> str:
+        return self.server_id
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [tool["name"] for tool in self.tools_cache]

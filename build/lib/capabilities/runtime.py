@@ -1,0 +1,62 @@
+"""What a tool sees during a run (``ctx.deps``), independent of how the server runs it.
+
+``capabilities`` never imports ``agui_app``: the run orchestrator implements ``StateGateway``
+and hands tools a ``ToolDeps``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class StatePatchRejected(Exception):
+    """A state change the store refused: malformed, not applicable, or against the state schema.
+
+    ``details`` names the failing operation (index, op, path) when there is one.
+    """
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class StateGateway(Protocol):
+    """The run's handle on the thread's shared state."""
+
+    @property
+    def view(self) -> MutableMapping[str, Any]:
+        """The run's copy-on-write state; mutations are committed after the tool returns."""
+        ...
+
+    async def apply_patch(self, ops: list[dict[str, Any]]) -> int:
+        """Apply RFC 6902 ops to the stored state at once; returns the new version.
+
+        Raises:
+            StatePatchRejected: nothing was applied.
+        """
+        ...
+
+
+@dataclass
+class ToolDeps:
+    """``ctx.deps`` of every run: identity of the run and its shared state."""
+
+    tenant_slug: str
+    agent_slug: str
+    thread_id: str
+    run_id: str
+    state_gateway: StateGateway
+
+    @property
+    def state(self) -> MutableMapping[str, Any]:
+        """The shared state as the run sees it. Mutate it like a dict; the server syncs it."""
+        return self.state_gateway.view
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        """Ignored. pydantic-ai's AG-UI adapter assigns the client's input state to ``deps.state``
+        (``StateHandler``); here the stored state is the truth, and the input state was already
+        recorded as a client revision when the run was admitted."""

@@ -1,0 +1,1 @@
+"""Writes to agents and skills."""

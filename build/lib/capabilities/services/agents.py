@@ -1,0 +1,235 @@
+"""Agent writes: create, update (fields and which skills it offers), delete.
+
+The rules are the admin form's (``capabilities.admin_forms.AgentForm`` calls the same checks): JSON
+Schemas checked (``capabilities.schemas``), declared capabilities validated against the AG-UI model and
+held to what the runtime does for this agent (``capabilities.declarations``), skills of the same
+tenant with no two exposing one tool name (``capabilities.conflicts``). A refused write saves nothing
+and names every failing field (``AgentRejected``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.db import transaction
+
+from capabilities.conflicts import tool_conflicts
+from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
+from capabilities.models import Agent, AgentSkill, OnDisconnect, Skill
+from capabilities.outbound import OutboundRefused, validate_outbound_url
+from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
+from capabilities.skills.spec import predict_state_entries
+
+# Fields a write may set (model attribute names); ``skill_ids`` / ``always_on_ids`` are handled apart.
+AGENT_FIELDS = (
+    "name",
+    "description",
+    "model",
+    "instructions",
+    "max_iterations",
+    "max_execution_seconds",
+    "parallel_tool_calls",
+    "state_schema",
+    "output_schema",
+    "declared_capabilities",
+    "webhook_url",
+    "on_disconnect",
+    "predict_state",
+)
+SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
+MAX_ITERATIONS = 1000
+MAX_EXECUTION_SECONDS = 24 * 3600
+
+
+class AgentRejected(ValueError):
+    """A write that breaks a rule; nothing was saved. ``errors``: model field (or ``skill_ids``,
+    ``always_on_ids``) → messages."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{field}: {' '.join(messages)}" for field, messages in errors.items()))
+
+
+class AgentInUse(ValueError):
+    """An agent with threads cannot be deleted: the threads' histories belong to it."""
+
+
+def check_fields(fields: Mapping[str, Any], *, current: Agent | None = None) -> dict[str, Any]:
+    """``fields`` normalized, checked together with the agent's other stored values.
+
+    Raises:
+        AgentRejected: naming each failing field.
+    """
+    errors: dict[str, list[str]] = {}
+    clean = dict(fields)
+    unknown = set(fields) - set(AGENT_FIELDS)
+    if unknown:
+        raise AgentRejected({name: ["is not a field of an agent"] for name in sorted(unknown)})
+    for name, check in (("state_schema", check_state_schema), ("output_schema", check_output_schema)):
+        if name in fields:
+            try:
+                clean[name] = check(fields[name])
+            except SchemaInvalid as exc:
+                errors[name] = [str(exc)]
+    if "predict_state" in fields:
+        try:
+            clean["predict_state"] = predict_state_entries(fields["predict_state"] or [])
+        except ValueError as exc:
+            errors["predict_state"] = [str(exc)]
+    if "max_iterations" in fields and not 1 <= int(fields["max_iterations"]) <= MAX_ITERATIONS:
+        errors["max_iterations"] = [f"must be between 1 and {MAX_ITERATIONS}"]
+    if (
+        "max_execution_seconds" in fields
+        and not 1 <= int(fields["max_execution_seconds"]) <= MAX_EXECUTION_SECONDS
+    ):
+        errors["max_execution_seconds"] = [f"must be between 1 and {MAX_EXECUTION_SECONDS} seconds"]
+    if fields.get("webhook_url"):
+        try:
+            validate_outbound_url(str(fields["webhook_url"]))
+        except OutboundRefused as exc:
+            errors["webhook_url"] = [str(exc)]
+    if "on_disconnect" in fields and fields["on_disconnect"] not in OnDisconnect.values:
+        errors["on_disconnect"] = [f"must be one of {', '.join(OnDisconnect.values)}"]
+    if "model" in fields and not str(fields["model"]).strip():
+        errors["model"] = ["must name a model (a pydantic-ai model id, or 'demo')"]
+    if "output_schema" not in errors:
+        model = clean.get("model", current.model if current else None) or ""
+        schema = (
+            clean["output_schema"]
+            if "output_schema" in clean
+            else (current.output_schema if current else None)
+        )
+        declared = clean.get("declared_capabilities", current.declared_capabilities if current else {})
+        try:
+            clean["declared_capabilities"] = (
+                validate_declared(declared, RuntimeFacts.of(model=model, output_schema=schema))
+                if declared
+                else {}
+            )
+        except DeclaredCapabilitiesInvalid as exc:
+            errors["declared_capabilities"] = [
+                f"{e.path or '(the document)'}: {e.message}" for e in exc.errors
+            ]
+    if errors:
+        raise AgentRejected(errors)
+    return clean
+
+
+def check_skills(
+    *, tenant_id: int, skill_ids: Sequence[str], always_on: Sequence[str], agent: str | None
+) -> list[Skill]:
+    """The tenant's skills named ``skill_ids``, checked: all exist, ``always_on`` among them, and no two
+    exposing one tool name (whether enabled or not: enabling one must never break the agent).
+
+    Raises:
+        AgentRejected: on ``skill_ids`` or ``always_on_ids``.
+    """
+    skills = {s.skill_id: s for s in Skill.objects.filter(tenant_id=tenant_id, skill_id__in=list(skill_ids))}
+    errors: dict[str, list[str]] = {}
+    missing = [s for s in skill_ids if s not in skills]
+    if missing:
+        errors["skill_ids"] = [f"no skill {s!r} in this tenant" for s in missing]
+    if len(set(skill_ids)) != len(skill_ids):
+        errors.setdefault("skill_ids", []).append("lists a skill more than once")
+    outside = [s for s in always_on if s not in skill_ids]
+    if outside:
+        errors["always_on_ids"] = [f"{s!r} is not one of the agent's skills" for s in outside]
+    conflicts = tool_conflicts({s.skill_id: list(s.tools) for s in skills.values()}, agent=agent)
+    if conflicts:
+        errors.setdefault("skill_ids", []).extend(str(c) for c in conflicts)
+    if errors:
+        raise AgentRejected(errors)
+    return [skills[s] for s in dict.fromkeys(skill_ids)]
+
+
+@transaction.atomic
+def agent_create(
+    *,
+    tenant_id: int,
+    slug: str,
+    skill_ids: Sequence[str] = (),
+    always_on_ids: Sequence[str] = (),
+    mcp_server_ids: Sequence[str] = (),
+    **fields: Any,
+) -> Agent:
+    """A new agent offering the skills ``skill_ids`` (``always_on_ids`` of them active from the start).
+
+    Raises:
+        AgentRejected: a field breaks a rule, or the tenant already has the slug.
+    """
+    clean = check_fields(fields)
+    if not SLUG.fullmatch(slug):
+        raise AgentRejected({"slug": ["must be 1-64 letters, digits, '-' or '_'"]})
+    if Agent.objects.filter(tenant_id=tenant_id, slug=slug).exists():
+        raise AgentRejected({"slug": [f"the tenant already has an agent {slug!r}"]})
+    chosen = check_skills(tenant_id=tenant_id, skill_ids=skill_ids, always_on=always_on_ids, agent=slug)
+    clean.setdefault("name", slug.replace("-", " ").replace("_", " ").title())
+    agent = Agent.objects.create(tenant_id=tenant_id, slug=slug, **clean)
+    AgentSkill.objects.bulk_create(
+        [AgentSkill(agent=agent, skill=skill, always_on=skill.skill_id in always_on_ids) for skill in chosen]
+    )
+    if mcp_server_ids:
+        set_mcp_servers(agent, mcp_server_ids)
+    return agent
+
+
+@transaction.atomic
+def agent_update(
+    *,
+    agent: Agent,
+    skill_ids: Sequence[str] | None = None,
+    always_on_ids: Sequence[str] | None = None,
+    mcp_server_ids: Sequence[str] | None = None,
+    **fields: Any,
+) -> Agent:
+    """Change the given fields; ``skill_ids`` replaces the set of skills (their always-on flags kept
+    unless ``always_on_ids`` is given, which replaces those too).
+
+    Raises:
+        AgentRejected: nothing changed.
+    """
+    agent = Agent.objects.select_for_update().get(pk=agent.pk)
+    clean = check_fields(fields, current=agent)
+    if skill_ids is not None or always_on_ids is not None:
+        links = {link.skill.skill_id: link for link in agent.agent_skills.select_related("skill")}
+        wanted = list(skill_ids) if skill_ids is not None else sorted(links)
+        on = (
+            list(always_on_ids)
+            if always_on_ids is not None
+            else [s for s in wanted if s in links and links[s].always_on]
+        )
+        chosen = check_skills(tenant_id=agent.tenant_id, skill_ids=wanted, always_on=on, agent=agent.slug)
+        AgentSkill.objects.filter(agent=agent).exclude(skill__skill_id__in=wanted).delete()
+        for skill in chosen:
+            AgentSkill.objects.update_or_create(
+                agent=agent, skill=skill, defaults={"always_on": skill.skill_id in on}
+            )
+    if mcp_server_ids is not None or skill_ids is not None:
+        set_mcp_servers(agent, agent.mcp_server_ids if mcp_server_ids is None else mcp_server_ids)
+    for name, value in clean.items():
+        setattr(agent, name, value)
+    agent.save(update_fields=[*clean, "updated_at"])
+    return agent
+
+
+def set_mcp_servers(agent: Agent, server_ids: Sequence[str]) -> None:
+    """Raises AgentRejected (field ``mcp_server_ids``)."""
+    from capabilities.services.mcp_servers import McpServerRejected, agent_set_mcp_servers
+
+    try:
+        agent_set_mcp_servers(agent=agent, server_ids=server_ids)
+    except McpServerRejected as exc:
+        raise AgentRejected(exc.errors) from exc
+
+
+def agent_delete(*, agent: Agent) -> None:
+    """Raises AgentInUse when threads still belong to the agent (delete them first)."""
+    with transaction.atomic():
+        count = agent.threads.count()
+        if count:
+            raise AgentInUse(
+                f"agent {agent.slug!r} has {count} thread(s); delete them first (DELETE /api/v1/threads/{{thread}})"
+            )
+        agent.delete()

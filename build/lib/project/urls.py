@@ -1,0 +1,22 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from agui_app.transports.http import errors, ops
+from agui_app.transports.http.playground import playground, playground_session
+
+urlpatterns = [
+    path("", playground, name="playground"),  # admin's "View site" (site_url "/") lands here
+    path("playground/session", playground_session, name="playground-session"),
+    path("admin/", admin.site.urls),
+    path("healthz", ops.healthz, name="healthz"),
+    path("readyz", ops.readyz, name="readyz"),
+    path("metrics", ops.metrics_view, name="metrics"),
+    path("api/v1/", include("agui_app.transports.http.urls")),
+    path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/redoc", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    re_path(r"^api/", errors.api_not_found),  # last: any other /api/ path is a JSON 404
+]
+handler404 = errors.handler404
+handler500 = errors.handler500
