@@ -93,8 +93,9 @@ export class ThreadStream {
     socket.onmessage = (message) => {
       const frame = JSON.parse(message.data);
       if (frame.type === "event") this.ingest(frame.seq, frame.event);
-      // A staff session already authenticated this socket (the browser sends the cookie): fine.
-      else if (frame.type === "error" && frame.code !== "already_authenticated") this.onError(frame);
+      // On a staff page the cookie opens the socket as the session; the auth frame narrows it to
+      // this token's user, so the page acts as the same user here as over REST.
+      else if (frame.type === "error") this.onError(frame);
     };
     socket.onclose = async (close) => {
       if (socket !== this.socket || this.closed) return;
