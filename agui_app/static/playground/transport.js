@@ -174,12 +174,12 @@ export async function connectThread(api, agent, threadId) {
     headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
     body: JSON.stringify(runInput(threadId)),
   });
-  const found = { cursor: 0, messages: [], state: {}, outcome: null };
+  const found = { cursor: 0, messages: [], state: {}, version: null, outcome: null };
   try {
     for await (const { seq, event } of sseFrames(response)) {
       if (seq !== null) found.cursor = seq;
       if (event.type === "MESSAGES_SNAPSHOT") found.messages = event.messages;
-      if (event.type === "STATE_SNAPSHOT") found.state = event.snapshot;
+      if (event.type === "STATE_SNAPSHOT") Object.assign(found, { state: event.snapshot, version: event.metadata?.stateVersion });
       if (event.type === "RUN_FINISHED") {
         found.outcome = event.outcome ?? null;
         break;
