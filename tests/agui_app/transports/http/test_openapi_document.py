@@ -16,6 +16,7 @@ pytestmark = pytest.mark.django_db
 
 NO_REQUEST_BODY = {
     ("/api/v1/tenant/token-secret", "post"),
+    ("/api/v1/tenant/webhook-secret", "post"),  # a rotation takes no body, like the token secret's
     ("/api/v1/threads/{thread_id}/runs/{run_id}/cancel", "post"),
     ("/api/v1/skills/{skill_id}/versions/{number}/restore", "post"),
 }
