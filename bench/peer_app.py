@@ -19,7 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bench import raw_app
-from capabilities.demo_model import build_demo_model
+from capabilities.llm import build_demo_model
 
 AGENT = Agent(build_demo_model())
 
