@@ -2,8 +2,9 @@
 
 Admins declare the parts the server cannot know (``capabilities.declarations``: identity,
 multimodal, custom …, and output/reasoning/multiAgent only where they hold). The server derives the
-rest from its running configuration: transport, state, tools, humanInTheLoop, execution and
-``custom.onDemandCapabilities``. MCP servers are listed like deferred skills; their tools (as last
+rest from its running configuration: transport, state, tools, humanInTheLoop, execution,
+``custom.onDemandCapabilities`` and ``custom.predictState`` (the predicted-state declarations a run
+applies: the agent's and its skills', for tools a run can call, into keys clients see). MCP servers are listed like deferred skills; their tools (as last
 discovered from the server) count as callable where the thread loaded the server. Skills and tools are those a run really gets
 (``capabilities.availability``: a skill left out of runs is left out here too). Built on every
 request from the database and the tool registry, so an edit shows on the next call.
@@ -22,6 +23,7 @@ from capabilities.assembly import run_builtins
 from capabilities.availability import offer, offered_mcp_servers
 from capabilities.declarations import RuntimeFacts, declared_that_hold
 from capabilities.models import Agent
+from capabilities.schemas import private_keys
 from capabilities.tools.registry import RegisteredTool, registry
 
 LOAD_CAPABILITY_TOOL = Tool(
@@ -66,10 +68,12 @@ def capabilities_document(
     approval = False
     catalog = []
     deferred_any = False
+    runnable = set(callable_tools)  # every tool a run may call, once its capability is loaded
     for link in links:
         skill = link.skill
         deferred = skill.defer_loading and not link.always_on
         tools = [registry.get(name) for name in skill.tools if name in registry]
+        runnable.update(t.name for t in tools)
         if any(t.requires_approval or skill.needs_approval(t.name) for t in tools):
             approval = True
         if skill.approves_all or set(skill.escalate_with) & offered_ids:  # capabilities.gates pause calls
@@ -93,6 +97,7 @@ def capabilities_document(
                     "loaded": server.server_id in loaded,
                 }
             )
+        runnable.update(t["name"] for t in server.tools_cache)
         if not server.defer_loading or server.server_id in loaded:
             items += [
                 Tool(name=t["name"], description=t["description"], parameters=t["parameters"])
@@ -111,6 +116,9 @@ def capabilities_document(
         **(declared_custom if isinstance(declared_custom, dict) else {}),
         "onDemandCapabilities": catalog,
     }
+    predictions = predicted_state(agent, links, runnable)
+    if predictions:
+        custom["predictState"] = predictions
     document: dict[str, Any] = {
         **declared,
         "identity": {
@@ -142,6 +150,29 @@ def capabilities_document(
     return AgentCapabilities.model_validate(document).model_dump(
         mode="json", by_alias=True, exclude_none=True
     )
+
+
+def predicted_state(agent: Agent, links: list[Any], runnable: set[str]) -> list[dict[str, str]]:
+    """What ``runtime.predictive`` does in this agent's runs: ``[{tool, argument, stateKey,
+    capability?}]`` — the agent's declarations, then each offered skill's (``capability``: its id),
+    the first for a (tool, key) pair. Left out: a tool no run can call, a server-only key (never
+    predicted)."""
+    private = private_keys(agent.state_schema)
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    sources = [
+        (None, agent.predict_state),
+        *((link.skill.skill_id, link.skill.predict_state) for link in links),
+    ]
+    for capability, entries in sources:
+        for entry in entries or []:
+            tool, key = entry.get("tool"), entry.get("state_key")
+            if not isinstance(tool, str) or not isinstance(key, str) or tool not in runnable:
+                continue
+            if key[1:].split("/")[0].replace("~1", "/").replace("~0", "~") in private:
+                continue
+            item = {"tool": tool, "argument": entry.get("argument", ""), "stateKey": key}
+            found.setdefault((tool, key), {**item, **({"capability": capability} if capability else {})})
+    return list(found.values())
 
 
 def document_etag(document: dict[str, Any]) -> str:

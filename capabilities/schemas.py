@@ -156,3 +156,16 @@ def bounded_validator(schema: dict[str, Any]) -> Any:
 def output_validator_for(schema: dict[str, Any]) -> Callable[[Any], None]:
     """A function raising ``jsonschema.ValidationError`` for an output that breaks ``schema``."""
     return bounded_validator(schema).validate
+
+
+PRIVATE_MARK = "x-agui-private"
+
+
+def private_keys(schema: dict[str, Any] | None) -> frozenset[str]:
+    """The server-only top-level state keys: the schema's marked properties and the setting's names."""
+    marked = {
+        name
+        for name, subschema in ((schema or {}).get("properties") or {}).items()
+        if isinstance(subschema, dict) and subschema.get(PRIVATE_MARK) is True
+    }
+    return frozenset(marked | set(settings.AGUI_PRIVATE_STATE_KEYS))

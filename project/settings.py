@@ -331,8 +331,14 @@ AGUI_SKILL_MAX_SOURCE_CHARS = env_int("AGUI_SKILL_MAX_SOURCE_CHARS", 64 * 1024) 
 AGUI_SKILL_IMPORT_MAX_FILES = env_int("AGUI_SKILL_IMPORT_MAX_FILES", 500)
 AGUI_SKILL_IMPORT_MAX_BYTES = env_int("AGUI_SKILL_IMPORT_MAX_BYTES", 10 * 1024 * 1024)  # uncompressed
 AGUI_SKILL_RESOURCE_MAX_BYTES = env_int("AGUI_SKILL_RESOURCE_MAX_BYTES", 256 * 1024)  # one Agent Skills file
-# Keys (Fernet, comma-separated, newest first) that encrypt MCP header secrets; unset: derived from SECRET_KEY.
+# Keys (Fernet, comma-separated, newest first) that encrypt every secret at rest (webhook signing
+# secrets, MCP server headers): the first encrypts, all decrypt. Unset: one derived from SECRET_KEY.
 AGUI_SECRETS_KEYS = env_list("AGUI_SECRETS_KEYS", [])
+if os.environ.get("AGUI_WEBHOOK_ENCRYPTION_KEY"):
+    raise ImproperlyConfigured(
+        "AGUI_WEBHOOK_ENCRYPTION_KEY is no longer read: webhook secrets use AGUI_SECRETS_KEYS like every "
+        "secret at rest. Unset it, set AGUI_SECRETS_KEYS, and rotate the tenants' webhook secrets."
+    )
 AGUI_MCP_TOOLS_TTL_SECONDS = env_int("AGUI_MCP_TOOLS_TTL_SECONDS", 300)  # tools discovered from a server
 AGUI_SKILL_IMPORT_MAX_RATIO = env_int(
     "AGUI_SKILL_IMPORT_MAX_RATIO", 100
@@ -367,9 +373,6 @@ AGUI_TRACE_CONTENT = env_bool("AGUI_TRACE_CONTENT", False)
 AGUI_EVENT_COMPACT_AFTER_DAYS = env_int("AGUI_EVENT_COMPACT_AFTER_DAYS", 7)
 AGUI_EVENT_EXPIRE_AFTER_DAYS = env_int("AGUI_EVENT_EXPIRE_AFTER_DAYS", 0)
 AGUI_EVENT_RETENTION_MINUTES = env_int("AGUI_EVENT_RETENTION_MINUTES", 60)  # how often the huey job runs
-# The key that encrypts tenants' webhook signing secrets at rest (default: derived from SECRET_KEY;
-# set it to keep the secrets readable across a SECRET_KEY change).
-AGUI_WEBHOOK_ENCRYPTION_KEY = env_str("AGUI_WEBHOOK_ENCRYPTION_KEY")
 # After a rotation the previous webhook secret signs too (a second signature) for this long.
 AGUI_WEBHOOK_SECRET_GRACE_SECONDS = env_int("AGUI_WEBHOOK_SECRET_GRACE_SECONDS", 86400)
 

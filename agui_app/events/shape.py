@@ -163,25 +163,38 @@ def messages_snapshot(messages: Sequence[Message]) -> PendingEvent:
 
 # State events are the one hot path with a large payload: the document is encoded by orjson once and
 # spliced into the event, rather than copied into a pydantic model and serialized again.
+#
+# Each carries the stored version in AG-UI 1.0's event ``metadata``: ``{"stateVersion": n}`` is the
+# version the state is at once the event is applied (what ``GET …/state`` and ``If-Match`` use), so
+# a client knows the version without counting deltas. A predicted delta (``runtime.predictive``) is
+# no revision: its ``stateVersion`` is the version it is based on, and it moves none.
 
 
-def state_snapshot(state: dict[str, Any]) -> PendingEvent:
-    return _state_snapshot(orjson.dumps(state))
+def state_snapshot(state: dict[str, Any], *, version: int) -> PendingEvent:
+    return _state_snapshot(orjson.dumps(state), version)
 
 
-def state_change(*, ops: list[dict[str, Any]], state: dict[str, Any]) -> PendingEvent:
+def state_change(*, ops: list[dict[str, Any]], state: dict[str, Any], version: int) -> PendingEvent:
     """``STATE_DELTA`` with ``ops``, or ``STATE_SNAPSHOT`` of ``state`` when that is smaller or the
     root itself changes (a client cannot apply a root replace as a delta reliably)."""
     state_json = orjson.dumps(state)
     ops_json = orjson.dumps(ops)
     if any(op["path"] == "" for op in ops) or len(ops_json) > len(state_json):
-        return _state_snapshot(state_json)
-    data = b'{"type":"STATE_DELTA","timestamp":%d,"delta":%s}' % (now_ms(), ops_json)
+        return _state_snapshot(state_json, version)
+    data = b'{"type":"STATE_DELTA","timestamp":%d,"delta":%s,"metadata":{"stateVersion":%d}}' % (
+        now_ms(),
+        ops_json,
+        version,
+    )
     return PendingEvent(type="STATE_DELTA", data=data.decode())
 
 
-def _state_snapshot(state_json: bytes) -> PendingEvent:
-    data = b'{"type":"STATE_SNAPSHOT","timestamp":%d,"snapshot":%s}' % (now_ms(), state_json)
+def _state_snapshot(state_json: bytes, version: int) -> PendingEvent:
+    data = b'{"type":"STATE_SNAPSHOT","timestamp":%d,"snapshot":%s,"metadata":{"stateVersion":%d}}' % (
+        now_ms(),
+        state_json,
+        version,
+    )
     return PendingEvent(type="STATE_SNAPSHOT", data=data.decode())
 
 
@@ -190,6 +203,7 @@ def connect_run(
     thread_id: str,
     run_id: str,
     state: dict[str, Any],
+    version: int,
     messages: Sequence[Message],
     interrupts: Sequence[Interrupt] = (),
     protocol_1_0: bool = False,
@@ -198,7 +212,7 @@ def connect_run(
     (an open approval in its outcome). Not logged: it restates the stored thread."""
     return [
         run_started(thread_id=thread_id, run_id=run_id, protocol_1_0=protocol_1_0),
-        state_snapshot(state),
+        state_snapshot(state, version=version),
         messages_snapshot(messages),
         run_finished(thread_id=thread_id, run_id=run_id, interrupts=interrupts, protocol_1_0=protocol_1_0),
     ]

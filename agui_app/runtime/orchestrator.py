@@ -208,6 +208,7 @@ class RunExecution:
         self.predictive = self.gateway.predictive = PredictiveState(
             plan.predict_state,
             stored=lambda: self.gateway.document.baseline,
+            version=lambda: self.gateway.version,
             is_private=lambda key: key in self.gateway.private_keys,
             per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
         )

@@ -7,7 +7,8 @@ declared tool it parses the arguments so far (pydantic-core's partial JSON parse
 ``AGUI_PREDICT_STATE_PER_SECOND`` per key (the latest value always goes out before
 ``TOOL_CALL_END``). They carry ``metadata.predictedState = "streaming"`` so a client can tell them
 from stored changes. They are logged like every event (a replay is exact) but are not revisions:
-the stored state does not change.
+the stored state does not change, and their ``metadata.stateVersion`` is the stored version they
+are based on (a stored change's is the version it made).
 
 Then the tool runs and its real result is the stored truth (one revision, through the state
 service). When the call does not settle the key (the gateway checks after the tool ran, the
@@ -86,6 +87,7 @@ class PredictiveState:
         declarations: Sequence[dict[str, str]],
         *,
         stored: Callable[[], dict[str, Any]],
+        version: Callable[[], int] = lambda: 0,
         is_private: Callable[[str], bool] = lambda key: False,
         per_second: float = 20.0,
         clock: Callable[[], float] = time.monotonic,
@@ -95,6 +97,7 @@ class PredictiveState:
             if not is_private(prediction.parts[0]):
                 self.by_tool.setdefault(prediction.tool, []).append(prediction)
         self.stored = stored
+        self.version = version
         self.interval = 1.0 / per_second if per_second > 0 else 0.0
         self.clock = clock
         self.calls: dict[str, _Call] = {}
@@ -144,7 +147,12 @@ class PredictiveState:
             call.sent[prediction.state_key] = value
             call.last_sent_at[prediction.state_key] = now
             events.append(
-                self._delta(call, "streaming", {"op": "add", "path": prediction.state_key, "value": value})
+                self._delta(
+                    call,
+                    "streaming",
+                    {"op": "add", "path": prediction.state_key, "value": value},
+                    version=self.version(),
+                )
             )
         return events
 
@@ -168,13 +176,13 @@ class PredictiveState:
         del self.calls[tool_call_id]
         return True
 
-    def restore(self, tool_call_id: str, stored: dict[str, Any] | None = None) -> list[BaseEvent]:
-        """Deltas putting the stored values (``stored``, else the run's baseline) back where this
-        call predicted; forgets the call."""
+    def restore(self, tool_call_id: str, stored: tuple[dict[str, Any], int] | None = None) -> list[BaseEvent]:
+        """Deltas putting the stored values (``stored``: state and version, else the run's baseline)
+        back where this call predicted; forgets the call."""
         call = self.calls.pop(tool_call_id, None)
         if call is None or not call.sent:
             return []
-        baseline = self.stored() if stored is None else stored
+        baseline, version = (self.stored(), self.version()) if stored is None else stored
         ops: list[dict[str, Any]] = []
         for key in call.sent:
             value = lookup(baseline, parse_pointer(key))
@@ -183,14 +191,13 @@ class PredictiveState:
                 if value is MISSING
                 else {"op": "add", "path": key, "value": value}
             )
-        return [self._delta(call, "restored", *ops)]
+        return [self._delta(call, "restored", *ops, version=version)]
 
     def restore_all(self) -> list[BaseEvent]:
         """The run is ending: restore every call still holding predictions."""
         return [event for call_id in list(self.calls) for event in self.restore(call_id)]
 
     @staticmethod
-    def _delta(call: _Call, phase: str, *ops: dict[str, Any]) -> StateDeltaEvent:
-        return StateDeltaEvent(
-            delta=list(ops), metadata={"predictedState": phase, "toolCallId": call.tool_call_id}
-        )
+    def _delta(call: _Call, phase: str, *ops: dict[str, Any], version: int) -> StateDeltaEvent:
+        metadata = {"predictedState": phase, "toolCallId": call.tool_call_id, "stateVersion": version}
+        return StateDeltaEvent(delta=list(ops), metadata=metadata)

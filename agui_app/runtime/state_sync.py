@@ -124,7 +124,7 @@ class RunStateGateway:
                 return
             # Restore what is stored now (a client may have written the key meanwhile).
             fresh = await astored_state_if_newer(thread_pk=self.thread_pk, version=self.version)
-            stored = self._merged(fresh[0]) if fresh is not None else None
+            stored = (self._merged(fresh[0]), fresh[1]) if fresh is not None else None
             for event in self.predictive.restore(tool_call_id, stored=stored):
                 await self.writer.add(encode(event))
 

@@ -20,6 +20,7 @@ from capabilities.llm import model_reports_reasoning
 class ConnectSnapshot:
     thread_pk: Any
     state: dict[str, Any]
+    state_version: int
     messages: list[Message]
     approvals: list[ToolCallPart]
     active_run_id: str | None
@@ -67,6 +68,7 @@ def connect_snapshot(thread_pk: Any) -> ConnectSnapshot | None:
         return ConnectSnapshot(
             thread_pk=thread.pk,
             state=thread.state,
+            state_version=thread.state_version,
             messages=messages,
             approvals=list(approvals),
             active_run_id=running.run_id if running else None,

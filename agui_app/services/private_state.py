@@ -16,24 +16,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import jsonschema
-from django.conf import settings
 from django.db import transaction
 
 from agui_app.errors import Unprocessable
 from agui_app.models import Thread
 from agui_app.state.patching import PatchError, apply_patch_in_place, parse_pointer, validate_patch
+from capabilities.schemas import PRIVATE_MARK, private_keys
 
-PRIVATE_MARK = "x-agui-private"
-
-
-def private_keys(schema: dict[str, Any] | None) -> frozenset[str]:
-    """The private top-level keys: the schema's marked properties and the setting's names."""
-    marked = {
-        name
-        for name, subschema in ((schema or {}).get("properties") or {}).items()
-        if isinstance(subschema, dict) and subschema.get(PRIVATE_MARK) is True
-    }
-    return frozenset(marked | set(settings.AGUI_PRIVATE_STATE_KEYS))
+__all__ = ["PRIVATE_MARK", "private_keys"]  # defined beside the schemas: discovery needs them too
 
 
 def top_key(pointer: str) -> str | None:

@@ -218,7 +218,12 @@ def _write(
     StateRevision.objects.create(
         thread_id=thread.pk, version=thread.state_version, patch=ops, source=source, run_id=run_pk
     )
-    [event] = append_events(thread.pk, [state_change(ops=ops, state=state)], run_pk=run_pk, run_id=run_id)
+    [event] = append_events(
+        thread.pk,
+        [state_change(ops=ops, state=state, version=thread.state_version)],
+        run_pk=run_pk,
+        run_id=run_id,
+    )
     transaction.on_commit(lambda: metrics.state_writes.labels(source=source).inc())
     return StateChange(version=thread.state_version, state=state, ops=ops, event=event)
 
@@ -233,7 +238,12 @@ def state_log_snapshot(
     """
     with transaction.atomic():
         thread = _locked_thread(thread_pk)
-        append_events(thread.pk, [state_snapshot(thread.state)], run_pk=run_pk, run_id=run_id)
+        append_events(
+            thread.pk,
+            [state_snapshot(thread.state, version=thread.state_version)],
+            run_pk=run_pk,
+            run_id=run_id,
+        )
         return thread.state, thread.state_version
 
 

@@ -1,8 +1,8 @@
 """Tenants' webhook signing secrets (Standard Webhooks: ``whsec_<base64 of 32 random bytes>``).
 
 The service must sign with the secret, so it cannot keep only a hash: it keeps the secret encrypted
-(Fernet, from ``cryptography``) with a key derived from ``AGUI_WEBHOOK_ENCRYPTION_KEY`` or, when that
-is unset, ``SECRET_KEY``. The secret is shown once, when it is made (``webhook_secret_rotate``);
+with the hub's one key set for secrets at rest (``capabilities.secrets``: ``AGUI_SECRETS_KEYS``, else
+derived from ``SECRET_KEY``). The secret is shown once, when it is made (``webhook_secret_rotate``);
 afterwards only its prefix is shown. A tenant that never rotated gets one made on the first delivery
 (rotate to learn it). For ``AGUI_WEBHOOK_SECRET_GRACE_SECONDS`` after a rotation the previous secret
 signs too (Standard Webhooks: several space-separated signatures), so receivers can switch over.
@@ -15,31 +15,24 @@ import contextlib
 import secrets
 from datetime import datetime, timedelta
 
-from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 
 from agui_app.models import Tenant
+from capabilities import secrets as at_rest
 
 SECRET_PREFIX = "whsec_"
 SHOWN_PREFIX_CHARS = len(SECRET_PREFIX) + 4
 
 
 class SecretUnreadable(RuntimeError):
-    """The stored secret cannot be decrypted (the encryption key changed): rotate it."""
-
-
-def _fernet() -> Fernet:
-    key = settings.AGUI_WEBHOOK_ENCRYPTION_KEY or settings.SECRET_KEY
-    derived = salted_hmac("agui.webhook-secrets", "fernet", secret=key, algorithm="sha256").digest()
-    return Fernet(base64.urlsafe_b64encode(derived))
+    """The stored secret cannot be decrypted (the encryption keys changed): rotate it."""
 
 
 def _store(tenant: Tenant, secret: str) -> None:
     tenant.webhook_secret_previous_encrypted = tenant.webhook_secret_encrypted
-    tenant.webhook_secret_encrypted = _fernet().encrypt(secret.encode()).decode()
+    tenant.webhook_secret_encrypted = at_rest.encrypt(secret)
     tenant.webhook_secret_prefix = secret[:SHOWN_PREFIX_CHARS]
     tenant.webhook_secret_rotated_at = timezone.now()
     tenant.save(
@@ -54,11 +47,10 @@ def _store(tenant: Tenant, secret: str) -> None:
 
 def _key(encrypted: str) -> bytes:
     try:
-        secret = _fernet().decrypt(encrypted.encode()).decode()
-    except InvalidToken as exc:
+        secret = at_rest.decrypt(encrypted)
+    except at_rest.SecretUnreadable as exc:
         raise SecretUnreadable(
-            "The webhook secret cannot be decrypted (AGUI_WEBHOOK_ENCRYPTION_KEY or SECRET_KEY "
-            "changed); rotate it."
+            "The webhook secret cannot be decrypted (AGUI_SECRETS_KEYS or SECRET_KEY changed); rotate it."
         ) from exc
     return base64.b64decode(secret.removeprefix(SECRET_PREFIX))
 

@@ -84,3 +84,14 @@ def origin_refusal(principal: Principal, origin: str | None, *, site: str) -> Fo
         code="origin_not_allowed",
         details={"origin": normalized},
     )
+
+
+def staff_session_allowed(user: Any, origin: str | None, *, site: str) -> bool:
+    """An active staff user's session, from a page of this site (cross-site WebSocket hijacking:
+    a browser sends the cookie to any origin's socket, so a foreign ``Origin`` — another scheme,
+    host or port — voids the session)."""
+    if not (user is not None and user.is_authenticated and user.is_active and user.is_staff):
+        return False
+    if origin is None:  # not a browser
+        return True
+    return site_page(origin, site=site)

@@ -85,7 +85,7 @@ def test_recovery_closes_what_the_dead_run_left_open(api, agent, variant) -> Non
     partial, expected_ends = VARIANTS[variant]
     run = dead_run(agent, "t-partial")
     with transaction.atomic():
-        opening = [run_started(thread_id="t-partial", run_id=run.run_id), state_snapshot({})]
+        opening = [run_started(thread_id="t-partial", run_id=run.run_id), state_snapshot({}, version=0)]
         append_events(run.thread_id, opening + partial, run_pk=run.pk, run_id=run.run_id)
 
     assert runs_recover_stale() == 1

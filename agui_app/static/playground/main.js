@@ -14,7 +14,7 @@ import { StateTree } from "./tree.js";
 const EARLIER_EVENTS = 200;
 const app = {
   api: null, agents: [], agent: null, transport: "websocket", threadId: null, stream: null,
-  state: {}, version: 0, stateEvents: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
+  state: {}, version: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
 };
 const conversation = new Conversation($("#messages"));
 const log = new EventLog($("#tab-events"));
@@ -97,7 +97,10 @@ async function openThread(threadId) {
     for (const item of hydrated.outcome.interrupts) conversation.awaiting(item.toolCallId);
     setRun({ id: null, status: "awaiting approval" });
   }
-  await resyncState();
+  app.state = hydrated.state;
+  tree.render(app.state);
+  if (Number.isInteger(hydrated.version)) setVersion(hydrated.version);
+  else await resyncState(); // a hub without versioned state events
   const earlier = await app.api.events(threadId, Math.max(0, hydrated.cursor - EARLIER_EVENTS), EARLIER_EVENTS);
   if (stale()) return;
   for (const item of earlier.items) if (item.seq <= hydrated.cursor) log.add(item.seq, item.event, { replayed: true });
@@ -178,7 +181,6 @@ function finished(event) {
 function afterRun() {
   app.run = app.run && { ...app.run, active: false };
   $("#stop").hidden = true;
-  quietly(resyncState());
   quietly(refreshCaps());
   quietly(refreshThreads());
 }
@@ -217,40 +219,41 @@ function setVersion(version) {
   chip.classList.add("pulse");
 }
 
-/** A snapshot carries no version: a run's first one is not a revision, one that replaced the whole
- * document (or a large change) is. Ask the server once the state settles. */
-let resyncTimer;
+/** Every stored state event names the version it leaves the state at (``metadata.stateVersion``); a
+ * predicted delta (``metadata.predictedState``) is no revision and moves none. Events come in log
+ * order; only a ``GET /state`` answer (after a conflict) can run ahead of them, so an event older
+ * than the version shown is already in the tree and is skipped. */
+function stateVersionOf(event) {
+  const version = event.metadata?.stateVersion;
+  return Number.isInteger(version) && !event.metadata?.predictedState ? version : null;
+}
+
 function snapshot(event) {
-  app.stateEvents += 1;
+  const version = stateVersionOf(event);
+  if (version !== null && version < app.version) return;
   app.state = event.snapshot;
   tree.render(app.state);
-  clearTimeout(resyncTimer);
-  resyncTimer = setTimeout(() => quietly(resyncState()), 150);
+  if (version !== null) setVersion(version);
 }
 
 function applyDelta(event) {
-  app.stateEvents += 1;
+  const version = stateVersionOf(event);
+  if (version !== null && version <= app.version) return;
   try {
     app.state = applyPatch(app.state, event.delta);
     tree.render(app.state);
-    // One STATE_DELTA is one stored revision, except a predicted one (not stored): it moves no version.
-    if (!event.rawEvent?.predicted && !event.predicted) setVersion(app.version + 1);
+    if (version !== null) setVersion(version);
   } catch {
     quietly(resyncState());
   }
 }
 
-/** The stored state and its version. An answer overtaken by a state event that arrived meanwhile is
- * dropped (it may predate that event) and asked again. */
+/** The stored state and its version; an answer the stream has already overtaken is dropped. */
 async function resyncState() {
   if (!app.threadId) return;
-  const seen = app.stateEvents;
-  const { state, version } = await app.api.state(app.threadId);
-  if (seen !== app.stateEvents) {
-    clearTimeout(resyncTimer);
-    resyncTimer = setTimeout(() => quietly(resyncState()), 150);
-    return;
-  }
+  const threadId = app.threadId;
+  const { state, version } = await app.api.state(threadId);
+  if (threadId !== app.threadId || version < app.version) return;
   app.state = state;
   tree.render(state);
   setVersion(version);

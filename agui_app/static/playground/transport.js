@@ -93,8 +93,9 @@ export class ThreadStream {
     socket.onmessage = (message) => {
       const frame = JSON.parse(message.data);
       if (frame.type === "event") this.ingest(frame.seq, frame.event);
-      // A staff session already authenticated this socket (the browser sends the cookie): fine.
-      else if (frame.type === "error" && frame.code !== "already_authenticated") this.onError(frame);
+      // On a staff page the cookie opens the socket as the session; the auth frame narrows it to
+      // this token's user, so the page acts as the same user here as over REST.
+      else if (frame.type === "error") this.onError(frame);
     };
     socket.onclose = async (close) => {
       if (socket !== this.socket || this.closed) return;
@@ -173,12 +174,12 @@ export async function connectThread(api, agent, threadId) {
     headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
     body: JSON.stringify(runInput(threadId)),
   });
-  const found = { cursor: 0, messages: [], state: {}, outcome: null };
+  const found = { cursor: 0, messages: [], state: {}, version: null, outcome: null };
   try {
     for await (const { seq, event } of sseFrames(response)) {
       if (seq !== null) found.cursor = seq;
       if (event.type === "MESSAGES_SNAPSHOT") found.messages = event.messages;
-      if (event.type === "STATE_SNAPSHOT") found.state = event.snapshot;
+      if (event.type === "STATE_SNAPSHOT") Object.assign(found, { state: event.snapshot, version: event.metadata?.stateVersion });
       if (event.type === "RUN_FINISHED") {
         found.outcome = event.outcome ?? null;
         break;

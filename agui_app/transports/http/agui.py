@@ -107,6 +107,7 @@ async def connect_stream(run_input: RunAgentInput, snapshot: ConnectSnapshot | N
         thread_id=run_input.thread_id,
         run_id=run_input.run_id,
         state=snapshot.state if snapshot is not None else {},
+        version=snapshot.state_version if snapshot is not None else 0,
         messages=snapshot.messages if snapshot is not None else [],
         interrupts=[approval_interrupt(call) for call in snapshot.approvals] if snapshot is not None else [],
         protocol_1_0=protocol_1_0,

@@ -7,11 +7,12 @@ ORM directly) and sends frames. Event frames carry the logged wire JSON spliced 
 and a follower that fell behind catches up from the database by itself.
 
 Close codes: 4401 authentication failed (bad key or token, no ``auth`` frame in time, the token
-expired), 4403 a browser page on an origin its tenant does not allow (or holding an API key), 4404
-the thread is not reachable with the session's tenants, 4409 the session's tenants hold several
-such threads. Every other error is an ``error`` frame, and the socket stays usable. A user token
-reaches only its user's threads (another's reads as missing: ``not_found`` frames), and each frame
-needs its scope (``subscribe``/``state.get``: ``threads:read``, ``run``/``cancel``: ``runs``,
+expired), 4403 a browser page on an origin its tenant does not allow (or holding an API key, or
+a token of another tenant than the session's thread), 4404 the thread is not reachable with the
+session's tenants, 4409 the session's tenants hold several such threads (both held until the first
+frame, as an ``auth`` frame may bring a user token). Every other error is an ``error`` frame, and
+the socket stays usable. A user token reaches only its user's threads (another's reads as missing:
+``not_found`` frames), also when it narrows a staff session's socket; each frame needs its scope (``subscribe``/``state.get``: ``threads:read``, ``run``/``cancel``: ``runs``,
 ``state.patch``: ``state:write``).
 """
 
@@ -29,7 +30,7 @@ from django.conf import settings
 from django.utils import timezone
 from pydantic import ValidationError
 
-from agui_app.access import Principal, Scope
+from agui_app.access import Kind, Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import AmbiguousThread, ApiError, Unauthenticated, Unprocessable, not_found
 from agui_app.logs import request_refused
@@ -45,7 +46,7 @@ from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch
 from agui_app.services.tokens import TokenExpired
 from agui_app.transports.auth import aprincipal_for, bearer_token, insufficient_scope
-from agui_app.transports.browsers import origin_refusal, scope_site_origin, site_page
+from agui_app.transports.browsers import origin_refusal, scope_site_origin, staff_session_allowed
 from agui_app.transports.inputs import ID_PATTERN, check_json_input
 from agui_app.transports.ws.frames import (
     FRAMES,
@@ -77,17 +78,6 @@ arun_for_thread = in_db_thread(run_for_thread)
 arun_request_cancel = in_db_thread(run_request_cancel)
 
 
-def staff_session_allowed(user: Any, origin: str | None, *, site: str) -> bool:
-    """An active staff user's session, from a page of this site (cross-site WebSocket hijacking:
-    a browser sends the cookie to any origin's socket, so a foreign ``Origin`` — another scheme,
-    host or port — voids the session)."""
-    if not (user is not None and user.is_authenticated and user.is_active and user.is_staff):
-        return False
-    if origin is None:  # not a browser
-        return True
-    return site_page(origin, site=site)
-
-
 astaff_thread = in_db_thread(staff_thread)
 FRAME_SCOPES = {
     "subscribe": Scope.THREADS_READ,
@@ -108,6 +98,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.thread_id: str = self.scope["url_route"]["kwargs"]["thread_id"]
         self.principal: Principal | None = None
+        self.session_refusal: tuple[ApiError, int] | None = None  # a session whose thread is unreachable
         self.closing = False
         self.follower: asyncio.Task[None] | None = None
         self.own_runs: set[str] = set()  # runs this socket started: they end with their history
@@ -125,14 +116,14 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         ):
             try:
                 thread = await astaff_thread(self.scope["user"], self.thread_id)
-            except AmbiguousThread as exc:
-                await self.refuse(exc, CLOSE_AMBIGUOUS)
+            except AmbiguousThread as exc:  # held: a user token in the auth frame may still name it
+                self.session_refusal = (exc, CLOSE_AMBIGUOUS)
+            except ApiError as exc:  # held: a user token's run may create it
+                self.session_refusal = (exc, CLOSE_NOT_FOUND)
+            else:
+                self.principal = Principal.for_session(thread.tenant, user_pk=self.scope["user"].pk)
                 return
-            except ApiError as exc:
-                await self.refuse(exc, CLOSE_NOT_FOUND)
-                return
-            self.principal = Principal.for_session(thread.tenant, user_pk=self.scope["user"].pk)
-        else:
+        if authorization is None:
             self.auth_timer = asyncio.create_task(self.expire_auth(), name=f"agui-ws-auth-{self.thread_id}")
 
     async def disconnect(self, code: int) -> None:
@@ -182,6 +173,9 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         try:
+            if self.principal is None and kind != "auth" and self.session_refusal is not None:
+                await self.refuse(*self.session_refusal, ref=kind)
+                return
             if self.principal is None and kind != "auth":
                 await self.send_error(
                     "unauthenticated", 'Authenticate first: {"type":"auth","apiKey":"..."}.', ref=kind
@@ -216,7 +210,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             await self.send_error("internal_error", "The frame could not be handled.", ref=kind)
 
     async def on_auth(self, frame: AuthFrame) -> None:
-        if self.principal is not None:
+        if self.principal is not None and self.principal.kind is not Kind.SESSION:
             raise ApiError("This socket is already authenticated.", code="already_authenticated")
         await self.authenticate_key(frame.api_key, ref="auth")
 
@@ -285,7 +279,12 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     # --- authentication ---------------------------------------------------------------------
 
     async def authenticate_key(self, raw_key: str | None, *, ref: str | None) -> None:
-        """A key or a user token; a browser page held to its tenant's origins (``transports.browsers``)."""
+        """A key or a user token; a browser page held to its tenant's origins (``transports.browsers``).
+
+        On a socket a staff session opened, a user token of the thread's tenant replaces the
+        session, so a page acts as the token's user here as it does over REST. It can only narrow:
+        a key, or a token of another tenant, is refused.
+        """
         try:
             principal = await aprincipal_for(raw_key)
         except Unauthenticated as exc:  # an expired token
@@ -302,13 +301,28 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         if refusal is not None:
             await self.refuse(refusal, CLOSE_FORBIDDEN, ref=ref)
             return
+        session = self.principal
+        if session is not None and not principal.is_end_user:
+            raise ApiError(
+                "A session socket takes only a user token to narrow it.", code="already_authenticated"
+            )
+        if session is not None and principal.tenant.pk != session.tenant.pk:
+            error = ApiError("The token is for another tenant than this thread's.", code="tenant_mismatch")
+            await self.refuse(error, CLOSE_FORBIDDEN, ref=ref)
+            return
         self.principal = principal
+        self.session_refusal = None
         if self.auth_timer is not None:
             self.auth_timer.cancel()
+        if session is not None and await athread_for(principal, self.thread_id) is None:
+            await self.stop_following()  # followed as the session: not this user's thread
 
     async def expire_auth(self) -> None:
         await asyncio.sleep(settings.AGUI_WS_AUTH_TIMEOUT_SECONDS)
         if self.principal is None and not self.closing:
+            if self.session_refusal is not None:
+                await self.refuse(*self.session_refusal)
+                return
             seconds = settings.AGUI_WS_AUTH_TIMEOUT_SECONDS
             error = ApiError(f"No auth frame within {seconds:g} s.", code="auth_timeout")
             await self.refuse(error, CLOSE_UNAUTHENTICATED)

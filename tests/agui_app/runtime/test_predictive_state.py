@@ -34,6 +34,10 @@ def predicted(frames: list[Frame]) -> list[Frame]:
     ]
 
 
+def predicted_data(frames: list[Frame]) -> list[dict]:
+    return [f.data for f in predicted(frames)]
+
+
 async def test_the_document_grows_before_the_tool_call_ends_then_the_tool_stores_it(
     aclient, patterns_agent
 ) -> None:
@@ -65,7 +69,13 @@ async def test_the_document_grows_before_the_tool_call_ends_then_the_tool_stores
     assert not [f for f in predicted(frames) if f.data["metadata"]["predictedState"] == "restored"]
     # They are logged like every event: a replay is exact.
     logged = [json.loads(e.data) async for e in Event.objects.filter(thread=stored).order_by("seq")]
-    assert [e for e in logged if e.get("metadata")] == [f.data for f in predicted(frames)]
+    assert [e for e in logged if "predictedState" in e.get("metadata", {})] == [
+        f.data for f in predicted(frames)
+    ]
+    # Each carries the stored version it is based on (0); the tool's write made version 1.
+    assert {f.data["metadata"]["stateVersion"] for f in streaming} == {0}
+    stored_changes = [e for e in logged if e["type"].startswith("STATE_") and e not in predicted_data(frames)]
+    assert [e["metadata"] for e in stored_changes] == [{"stateVersion": 0}, {"stateVersion": 1}]
 
 
 async def test_predictions_are_throttled_per_key(aclient, patterns_agent, settings) -> None:
@@ -103,6 +113,7 @@ async def test_a_cancelled_run_restores_the_predicted_key(aclient, patterns_agen
     assert restored.data["delta"] == [{"op": "add", "path": "/document", "value": "old"}]
     stored = await Thread.objects.aget(thread_id="pd3")
     assert stored.state == {"document": "old"} and client_state(frames) == stored.state
+    assert restored.data["metadata"]["stateVersion"] == stored.state_version  # what it restores
     # The call was cut mid-arguments: its concatenated TOOL_CALL_ARGS cannot parse (AGUI204); nothing
     # in the protocol takes sent arguments back. Everything else must hold.
     report = validate_agui(

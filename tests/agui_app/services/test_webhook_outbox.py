@@ -9,6 +9,7 @@ import hashlib
 import hmac
 
 import pytest
+from cryptography.fernet import Fernet
 
 from agui_app.models import DeliveryStatus, Run, RunStatus, Tenant, WebhookDelivery
 from agui_app.services.recovery import run_recover
@@ -117,7 +118,7 @@ def test_the_secret_is_stored_encrypted_and_signs_as_standard_webhooks_say(
     assert webhook_signing_keys(tenant_id=owner_tenant.pk) == [raw]
     expected = base64.b64encode(hmac.new(raw, b"msg_1.1700000000.{}", hashlib.sha256).digest()).decode()
     assert sign(raw, "msg_1", 1700000000, b"{}") == f"v1,{expected}"
-    settings.AGUI_WEBHOOK_ENCRYPTION_KEY = "another key"
+    settings.AGUI_SECRETS_KEYS = [Fernet.generate_key().decode()]  # the key it was stored with is gone
     with pytest.raises(SecretUnreadable):
         webhook_signing_keys(tenant_id=owner_tenant.pk)
 

@@ -58,6 +58,11 @@ def test_the_client_holds_a_growing_document_before_tool_call_end(
     stored = stored_state(server, owner_key, thread_id)
     assert observed["state"] == stored["state"] == {"document": TEXT}
     assert stored["version"] == 1
+    # The client keeps each state event's stored version: predictions name their base (0), the
+    # tool's write the version it made, which is the stored one.
+    assert {e["metadata"]["stateVersion"] for e in predicted} == {0}
+    revisions = [e for e in observed["events"] if e["type"].startswith("STATE_") and e not in predicted]
+    assert revisions[-1]["metadata"] == {"stateVersion": stored["version"]}
 
 
 def test_a_cancelled_run_restores_the_predicted_key_in_the_client(

@@ -143,6 +143,8 @@ async def test_a_members_session_gets_not_found_for_another_tenants_thread(
 ) -> None:
     await sync_to_async(thread_create)(tenant=stranger_agent.tenant, agent=stranger_agent, thread_id="theirs")
     ws = await opened(socket("theirs", headers=await session_cookie(member)))
+    assert await ws.receive_nothing(timeout=0.2)  # held: an auth frame with a user token may follow
+    await ws.send_json_to({"type": "state.get"})
     assert (await ws.receive_json_from(timeout=3))["code"] == "not_found"
     assert await closed_with(ws) == 4404
     await ws.disconnect()
@@ -155,6 +157,7 @@ async def test_a_superuser_session_is_refused_an_ambiguous_thread(
         await sync_to_async(thread_create)(tenant=each.tenant, agent=each, thread_id="same")
     root = await sync_to_async(django_user_model.objects.create_superuser)("root", password="pw-root-123")
     ws = await opened(socket("same", headers=await session_cookie(root)))
+    await ws.send_json_to({"type": "subscribe", "after": 0})
     assert (await ws.receive_json_from(timeout=3))["code"] == "ambiguous_thread"
     assert await closed_with(ws) == 4409
     await ws.disconnect()

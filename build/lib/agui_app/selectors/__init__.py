@@ -1,1 +1,0 @@
-"""Reads, always scoped to a tenant: a view never queries an unscoped manager."""

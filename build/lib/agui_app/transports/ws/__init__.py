@@ -1,1 +1,0 @@
-"""The AG-UI WebSocket transport: ``ws(s)://host/ws/v1/threads/{thread}``."""

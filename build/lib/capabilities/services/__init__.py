@@ -1,1 +1,0 @@
-"""Writes to agents and skills."""
