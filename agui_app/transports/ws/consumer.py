@@ -30,7 +30,7 @@ from django.conf import settings
 from django.utils import timezone
 from pydantic import ValidationError
 
-from agui_app.access import Kind, Principal, Scope
+from agui_app.access import Kind, Principal
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import AmbiguousThread, ApiError, Unauthenticated, Unprocessable, not_found
 from agui_app.logs import request_refused
@@ -49,7 +49,14 @@ from agui_app.transports.auth import aprincipal_for, bearer_token, insufficient_
 from agui_app.transports.browsers import origin_refusal, scope_site_origin, staff_session_allowed
 from agui_app.transports.inputs import ID_PATTERN, check_json_input
 from agui_app.transports.ws.frames import (
+    CLOSE_AMBIGUOUS,
+    CLOSE_FORBIDDEN,
+    CLOSE_NOT_FOUND,
+    CLOSE_UNAUTHENTICATED,
+    EVENT_FRAME,
+    FRAME_SCOPES,
     FRAMES,
+    UNLOGGED_EVENT_FRAME,
     AuthFrame,
     CancelFrame,
     PingFrame,
@@ -64,28 +71,13 @@ from agui_app.transports.ws.frames import (
 
 logger = logging.getLogger(__name__)
 
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_FORBIDDEN = 4403
-CLOSE_NOT_FOUND = 4404
-CLOSE_AMBIGUOUS = 4409
-EVENT_FRAME = '{"type":"event","seq":%d,"event":%s}'
-UNLOGGED_EVENT_FRAME = '{"type":"event","event":%s}'
 
 athread_for = in_db_thread(thread_for)
 aagent_for = in_db_thread(agent_for)
 acount_run_start = in_db_thread(count_run_start)
 arun_for_thread = in_db_thread(run_for_thread)
 arun_request_cancel = in_db_thread(run_request_cancel)
-
-
 astaff_thread = in_db_thread(staff_thread)
-FRAME_SCOPES = {
-    "subscribe": Scope.THREADS_READ,
-    "state.get": Scope.THREADS_READ,
-    "run": Scope.RUNS,
-    "cancel": Scope.RUNS,
-    "state.patch": Scope.STATE_WRITE,
-}
 
 
 class ThreadConsumer(AsyncJsonWebsocketConsumer):

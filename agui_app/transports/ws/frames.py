@@ -9,6 +9,7 @@ import orjson
 from ag_ui.core import RunAgentInput
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agui_app.access import Scope
 from agui_app.errors import Unprocessable
 from agui_app.transports.inputs import BIGINT_MAX, field_errors, run_input_from_json
 
@@ -94,3 +95,19 @@ class TokenBucket:
             return False
         self.tokens -= 1
         return True
+
+
+# Close codes (README "WebSocket"), the wire shape of event frames, and the scope each frame needs.
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
+CLOSE_AMBIGUOUS = 4409
+EVENT_FRAME = '{"type":"event","seq":%d,"event":%s}'
+UNLOGGED_EVENT_FRAME = '{"type":"event","event":%s}'
+FRAME_SCOPES = {
+    "subscribe": Scope.THREADS_READ,
+    "state.get": Scope.THREADS_READ,
+    "run": Scope.RUNS,
+    "cancel": Scope.RUNS,
+    "state.patch": Scope.STATE_WRITE,
+}
