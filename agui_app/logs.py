@@ -19,6 +19,7 @@ from agui_app import metrics
 
 runs_log = logging.getLogger("agui.runs")
 requests_log = logging.getLogger("agui.requests")
+webhooks_log = logging.getLogger("agui.webhooks")
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "taskName"}
 
@@ -105,4 +106,35 @@ def request_refused(*, status: int | None, code: str, method: str, path: str) ->
     requests_log.info(
         "request refused",
         extra={"event": "request.refused", "status": status, "code": code, "method": method, "path": path},
+    )
+
+
+def webhook_attempted(
+    *,
+    webhook_id: str,
+    tenant_id: int,
+    event_type: str,
+    attempt: int,
+    accepted: bool,
+    status_code: int | None,
+    error: str,
+    retry_in_s: float | None,
+) -> None:
+    """One try of a webhook delivery. Never the URL (its query may hold the receiver's token), the
+    body or the signature."""
+    outcome = "delivered" if accepted else ("retrying" if retry_in_s is not None else "failed")
+    metrics.webhook_deliveries.labels(outcome=outcome).inc()
+    webhooks_log.info(
+        "webhook delivery",
+        extra={
+            "event": "webhook.delivery",
+            "webhook_id": webhook_id,
+            "tenant_id": tenant_id,
+            "type": event_type,
+            "attempt": attempt,
+            "outcome": outcome,
+            "status_code": status_code,
+            "error": error[:200] or None,
+            "retry_in_s": retry_in_s,
+        },
     )

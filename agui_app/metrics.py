@@ -46,6 +46,11 @@ time_to_first_event_seconds = Histogram(
 state_writes = Counter("agui_state_writes", "Shared-state changes committed, by source.", ["source"])
 state_conflicts = Counter("agui_state_conflicts", "State writes refused because If-Match was not current.")
 requests_refused = Counter("agui_requests_refused", "Requests answered with an error, by code.", ["code"])
+webhook_deliveries = Counter(
+    "agui_webhook_deliveries",
+    "Webhook delivery tries, by outcome (delivered, retrying, failed).",
+    ["outcome"],
+)
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 

@@ -27,6 +27,7 @@ from huey import crontab
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task, on_startup
 from huey.exceptions import RetryTask
 
+from agui_app.logs import webhook_attempted
 from agui_app.models import WebhookDelivery
 from agui_app.services.webhook_secrets import SecretUnreadable, webhook_signing_keys
 from agui_app.services.webhooks import (
@@ -104,8 +105,16 @@ def attempt(delivery_pk: int) -> float | None:
         error=answer.error,
         excerpt=answer.excerpt,
     )
-    if not answer.accepted:
-        logger.info("webhook %s try failed: %s", delivery.webhook_id, answer.error)
+    webhook_attempted(
+        webhook_id=delivery.webhook_id,
+        tenant_id=delivery.tenant_id,
+        event_type=delivery.event_type,
+        attempt=delivery.attempts + 1,  # this try (recorded just now)
+        accepted=answer.accepted,
+        status_code=answer.status_code,
+        error=answer.error or "",
+        retry_in_s=delay,
+    )
     return delay
 
 

@@ -236,3 +236,37 @@ async def test_a_queued_run_keeps_its_own_webhook_and_ends_with_one_delivery_whe
     await first
     [delivery] = await deliveries()  # r1 has no webhook; r2's own is kept while it waited
     assert (delivery.url, delivery.event_type, delivery.run.run_id) == (own, "run.cancelled", "r2")
+
+
+def test_every_try_is_one_log_line_with_its_outcome_and_never_the_url(
+    owner_tenant: Tenant, receiver, settings
+) -> None:
+    import logging
+
+    class Collect(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.records: list[logging.LogRecord] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.records.append(record)
+
+    collect = Collect()
+    logging.getLogger("agui.webhooks").addHandler(collect)
+    try:
+        settings.AGUI_OUTBOUND_ALLOW_PRIVATE = True
+        receiver.statuses = [500]
+        delivery = make_delivery(owner_tenant, receiver.url + "?token=receiver-secret")
+        assert attempt(delivery.pk) is not None
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=delivery.created_at)
+        assert attempt(delivery.pk) is None
+    finally:
+        logging.getLogger("agui.webhooks").removeHandler(collect)
+    lines = [r for r in collect.records if getattr(r, "event", None) == "webhook.delivery"]
+    assert [(r.attempt, r.outcome, r.status_code) for r in lines] == [
+        (1, "retrying", 500),
+        (2, "delivered", 200),
+    ]
+    assert all(r.webhook_id == delivery.webhook_id and r.tenant_id == owner_tenant.pk for r in lines)
+    assert lines[0].retry_in_s > 0 and lines[1].retry_in_s is None
+    assert not any("receiver-secret" in str(vars(r)) for r in collect.records)
