@@ -261,6 +261,9 @@ def test_an_unchanged_document_answers_304_to_its_etag(api, agent) -> None:
     assert etag.startswith('"') and etag.endswith('"')
     again = api.get(AGENT_URL, HTTP_IF_NONE_MATCH=etag)
     assert again.status_code == 304
+    for forms in (f"W/{etag}", f'"other", {etag}', "*"):  # weak, a list, any
+        assert api.get(AGENT_URL, HTTP_IF_NONE_MATCH=forms).status_code == 304, forms
+    assert api.get(AGENT_URL, HTTP_IF_NONE_MATCH='"other"').status_code == 200
     assert again["ETag"] == etag
     assert again.content == b""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -11,6 +12,7 @@ from rest_framework.response import Response
 from agui_app.errors import not_found
 from agui_app.selectors.agents import agent_for
 from agui_app.selectors.threads import loaded_capabilities
+from agui_app.transports.http.conditional import not_modified
 from agui_app.transports.http.openapi_parts import component_ref
 from agui_app.transports.http.threads import TenantAPIView
 from capabilities.discovery import capabilities_document, document_etag
@@ -22,12 +24,9 @@ DOCUMENT = {
 }
 
 
-def capabilities_response(request: Request, document: dict[str, Any]) -> Response:
+def capabilities_response(request: Request, document: dict[str, Any]) -> Response | HttpResponse:
     etag = document_etag(document)
-    if request.headers.get("If-None-Match") == etag:
-        response = Response(status=304)
-    else:
-        response = Response(document)
+    response = not_modified(request, etag) or Response(document)
     response["ETag"] = etag
     response["Cache-Control"] = CAPABILITIES_CACHE
     return response

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -30,6 +31,7 @@ from agui_app.services.state import state_apply_patch, state_replace
 from agui_app.services.threads import thread_create, thread_delete, thread_update
 from agui_app.transports.http import serializers as out
 from agui_app.transports.http import thread_bodies as doc
+from agui_app.transports.http.conditional import not_modified
 from agui_app.transports.http.parsers import JsonParser, JsonPatchParser, OrjsonRenderer
 from agui_app.transports.http.registry_serializers import ErrorSerializer, page_of
 from agui_app.transports.inputs import BIGINT_MAX, ascii_int
@@ -95,6 +97,13 @@ IF_MATCH = OpenApiParameter(
 )
 STATE_CONFLICT = OpenApiResponse(ErrorSerializer, description="If-Match is not the current version")
 STATE_ANSWER = OpenApiResponse(doc.ThreadStateBody, description='the new state; ETag: "<version>"')
+IF_NONE_MATCH = OpenApiParameter(
+    "If-None-Match",
+    str,
+    OpenApiParameter.HEADER,
+    description='ETags the client holds ("3", W/"3", a list or *)',
+)
+NOT_MODIFIED = OpenApiResponse(None, description="If-None-Match holds the current version (weak comparison)")
 
 
 class ThreadListView(TenantAPIView):
@@ -254,10 +263,18 @@ class ThreadStateView(TenantAPIView):
     renderer_classes = [OrjsonRenderer]
     required_scopes = {"GET": Scope.THREADS_READ, "PATCH": Scope.STATE_WRITE, "PUT": Scope.STATE_WRITE}
 
-    @extend_schema(operation_id="state_retrieve", tags=TAGS, responses={200: STATE_ANSWER})
-    def get(self, request: Request, thread_id: str) -> Response:
+    @extend_schema(
+        operation_id="state_retrieve",
+        tags=TAGS,
+        parameters=[IF_NONE_MATCH],
+        responses={200: STATE_ANSWER, 304: NOT_MODIFIED},
+    )
+    def get(self, request: Request, thread_id: str) -> Response | HttpResponse:
+        """The stored state; ``If-None-Match`` with the current version's ETag answers 304."""
         thread = self.thread(request, thread_id)
-        return state_response(thread.state_version, thread.state)
+        return not_modified(request, f'"{thread.state_version}"') or state_response(
+            thread.state_version, thread.state
+        )
 
     @extend_schema(
         operation_id="state_patch",

@@ -35,6 +35,33 @@ def test_get_answers_state_and_version_with_an_etag(api, thread) -> None:
     assert response["ETag"] == '"1"'
 
 
+@pytest.mark.parametrize(
+    ("if_none_match", "status"),
+    [
+        ('"1"', 304),
+        ('W/"1"', 304),  # If-None-Match compares weakly
+        ('"7", "1"', 304),  # a list: any one
+        ("*", 304),
+        ('"2"', 200),
+        ('"0", W/"2"', 200),
+    ],
+)
+def test_get_honours_if_none_match_in_every_form(api, thread, if_none_match: str, status: int) -> None:
+    response = api.get("/api/v1/threads/doc/state", HTTP_IF_NONE_MATCH=if_none_match)
+    assert response.status_code == status
+    assert response["ETag"] == '"1"'
+    if status == 304:
+        assert response.content == b""
+    else:
+        assert response.json() == {"state": INITIAL, "version": 1}
+
+
+def test_a_read_with_a_stale_if_match_is_a_json_412(api, thread) -> None:
+    response = api.get("/api/v1/threads/doc/state", HTTP_IF_MATCH='"9"')
+    assert response.status_code == 412 and response.json()["error"]["code"] == "precondition_failed"
+    assert api.get("/api/v1/threads/doc/state", HTTP_IF_MATCH='"1"').status_code == 200
+
+
 def test_a_patch_applies_bumps_the_version_and_logs_one_delta(api, thread) -> None:
     response = patch(api, [{"op": "add", "path": "/todos/-", "value": {"text": "b", "done": False}}], '"1"')
     assert response.status_code == 200
