@@ -51,28 +51,10 @@ def conversation_keep_user_messages(
         missing = [m for m in wanted if m.id not in known]
         if not missing:
             return 0
-        parent_id = record.head_id if record is not None else None
-        entries: list[ConversationEntry] = []
         # One request per message, so each keeps its own id (a merged request keeps only the last).
-        for message in (loaded for m in missing for loaded in AGUIAdapter.load_messages([m])):
-            entry = ConversationEntry(id=new_entry_id(), parent_id=parent_id, message=message)
-            entries.append(entry)
-            parent_id = entry.id
+        requests = [loaded for m in missing for loaded in AGUIAdapter.load_messages([m])]
         answer = ModelResponse(parts=[TextPart(content=note)], model_name="agui-hub")
-        entries.append(ConversationEntry(id=new_entry_id(), parent_id=parent_id, message=answer))
-        parent_id = entries[-1].id
-        updated = ConversationRecord(
-            conversation_id=thread.conversation_id, head_id=parent_id, scope=scope, revision=new_entry_id()
-        )
-        if record is not None:
-            updated = dataclasses.replace(
-                record, head_id=parent_id, revision=new_entry_id(), updated_at=updated.updated_at
-            )
-        try:
-            STORE.write_record_sync(
-                updated, new_entries=entries, expected_revision=record.revision if record else None
-            )
-        except ConversationConflict:
+        if append_after_head(thread=thread, scope=scope, record=record, messages=[*requests, answer]) is None:
             continue
         return len(missing)
     return 0
@@ -99,23 +81,34 @@ def conversation_append_partial(
             return []
         if isinstance(kept[-1], ModelRequest):
             kept.append(ModelResponse(parts=[TextPart(content=note)], model_name="agui-hub"))
-        parent_id = record.head_id if record is not None else None
-        entries: list[ConversationEntry] = []
-        for message in kept:
-            entries.append(ConversationEntry(id=new_entry_id(), parent_id=parent_id, message=message))
-            parent_id = entries[-1].id
-        updated = ConversationRecord(
-            conversation_id=thread.conversation_id, head_id=parent_id, scope=scope, revision=new_entry_id()
-        )
-        if record is not None:
-            updated = dataclasses.replace(
-                record, head_id=parent_id, revision=new_entry_id(), updated_at=updated.updated_at
-            )
-        try:
-            STORE.write_record_sync(
-                updated, new_entries=entries, expected_revision=record.revision if record else None
-            )
-        except ConversationConflict:
+        entries = append_after_head(thread=thread, scope=scope, record=record, messages=kept)
+        if entries is None:
             continue
         return [entry.id for entry in entries]
     return []
+
+
+def append_after_head(
+    *, thread: Thread, scope: str, record: ConversationRecord | None, messages: list[ModelMessage]
+) -> list[ConversationEntry] | None:
+    """Chain ``messages`` after the record's head and save them, if the record is still the one
+    read (``None``: another write came first — read again and retry)."""
+    parent_id = record.head_id if record is not None else None
+    entries: list[ConversationEntry] = []
+    for message in messages:
+        entries.append(ConversationEntry(id=new_entry_id(), parent_id=parent_id, message=message))
+        parent_id = entries[-1].id
+    updated = ConversationRecord(
+        conversation_id=thread.conversation_id, head_id=parent_id, scope=scope, revision=new_entry_id()
+    )
+    if record is not None:
+        updated = dataclasses.replace(
+            record, head_id=parent_id, revision=new_entry_id(), updated_at=updated.updated_at
+        )
+    try:
+        STORE.write_record_sync(
+            updated, new_entries=entries, expected_revision=record.revision if record else None
+        )
+    except ConversationConflict:
+        return None
+    return entries
