@@ -16,13 +16,12 @@ of the per-round ratios (hub ÷ peer), with its range.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 import uuid
 from typing import Any
 
-from bench.client import StreamResult, http_request, median, percentile, rounded, stream, words
+from bench.client import StreamResult, http_request, median, percentile, rounded, run_body, stream, words
 from bench.pipeline import FINISHED, BenchError, check_run, new_thread_id, run_request
 from bench.servers import API_KEY, Server, log
 
@@ -31,28 +30,13 @@ PEER_NAME = "pydantic-ai AGUIAdapter.dispatch_request (Starlette)"
 
 
 def peer_request(port: int, text: str) -> bytes:
-    body = {
-        "threadId": f"peer-{uuid.uuid4().hex[:10]}",
-        "runId": f"r-{uuid.uuid4().hex[:12]}",
-        "state": {},
-        "messages": [
-            {
-                "id": f"u-{uuid.uuid4().hex[:12]}",
-                "role": "user",
-                "content": json.dumps({"agui_script": [{"say": text}]}),
-            }
-        ],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-        "protocolVersion": "1.0",
-    }
+    """The same ``RunAgentInput`` the hub gets (``bench.client.run_body``), posted to the peer's ``/``."""
     return http_request(
         "POST",
         "/",
         port,
         headers={"Accept": "text/event-stream", "Content-Type": "application/json"},
-        body=json.dumps(body).encode(),
+        body=run_body(f"peer-{uuid.uuid4().hex[:10]}", text),
     )
 
 
