@@ -15,6 +15,9 @@ from capabilities.admin.common import shows_several_tenants
 from capabilities.admin_scoping import TenantScopedAdmin
 from capabilities.models import Agent, McpServer
 from capabilities.services.mcp_servers import (
+    SPEC_FIELDS as SPEC,
+)
+from capabilities.services.mcp_servers import (
     McpServerRejected,
     agent_set_mcp_servers,
     check_headers,
@@ -23,16 +26,6 @@ from capabilities.services.mcp_servers import (
     mcp_server_refresh_tools,
     mcp_server_update,
 )
-
-SPEC = [
-    "description",
-    "url",
-    "defer_loading",
-    "allowed_tools",
-    "connect_timeout_seconds",
-    "call_timeout_seconds",
-    "enabled",
-]
 
 
 class McpServerForm(forms.ModelForm):
