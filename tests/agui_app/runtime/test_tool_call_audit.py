@@ -94,3 +94,15 @@ async def test_the_tool_calls_list_shows_the_approval_decision_and_who_decided(
     assert call["approval"]["decidedBy"] == f"key:{prefix}"
     assert call["capabilities"] == [{"id": "refunds", "version": 1}]
     assert (await aclient.get("/api/v1/threads/nope/tool-calls")).status_code == 404
+
+
+async def test_another_tenants_or_users_thread_has_no_tool_calls_to_show(
+    agent, alice, bob, stranger_aclient, stranger_agent
+) -> None:
+    frames = await run(alice, "assistant", run_input("t-alice", [user(script(LOAD_REFUNDS, {"say": "Ok."}))]))
+    assert frames[-1].type == "RUN_FINISHED"
+    assert [c["tool"] for c in await tool_calls(alice, "t-alice")] == ["load_capability"]
+    for other in (bob, stranger_aclient):  # another end user of acme; another tenant
+        response = await other.get("/api/v1/threads/t-alice/tool-calls")
+        assert response.status_code == 404
+        assert json.loads(response.content)["error"]["code"] == "not_found"
