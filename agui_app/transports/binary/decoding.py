@@ -17,12 +17,12 @@ from agui_app.transports.binary.schema import (
     ENVELOPE,
     EVENT_TYPE_NAMES,
     MESSAGES,
-    PATCH_OP_NAMES,
     WIRE_TYPE,
     Field,
     Kind,
     Message,
 )
+from agui_app.transports.binary.shapes import FROM_WIRE_EVENT
 from agui_app.transports.binary.values import (
     ABSENT,
     DecodeError,
@@ -87,7 +87,7 @@ def decode(message: bytes) -> Obj:
     for key in ("timestamp", "rawEvent", "metadata"):
         if key in base:
             event[key] = base[key]
-    shape = _EVENT_SHAPES.get(kind)
+    shape = FROM_WIRE_EVENT.get(kind)
     return shape(event) if shape else event
 
 
@@ -153,137 +153,4 @@ def _sub(f: Field, buf: bytes, spans: list[tuple[int, int]]) -> Any:
     return _read(MESSAGES[f.message], buf, spans[0])  # type: ignore[index]
 
 
-# --- where the wire and the JSON differ (each as @ag-ui/proto's decode has it) -------------------
-
 _ARM_TYPES = {f.key: f.name.upper() for f in ENVELOPE.fields}
-_KNOWN_ROLES = frozenset({"developer", "system", "assistant", "user", "tool", "activity", "reasoning"})
-_PARTS_ROLES = frozenset({"user", "tool"})
-
-
-def _message(wire: Obj) -> Obj:
-    """A snapshot's message: ``contentParts`` / ``activityContent`` back into ``content``."""
-    role = wire.get("role", "")
-    parts = wire.pop("contentParts", [])
-    activity = wire.pop("activityContent", ABSENT)
-    known = role in _KNOWN_ROLES
-    uses_parts = role in _PARTS_ROLES if known else bool(parts)
-    uses_map = role == "activity" if known else not uses_parts and activity is not ABSENT
-    carriers = ("content" in wire) + bool(parts) + (activity is not ABSENT)
-    if not known and carriers > 1:
-        raise DecodeError("a message carries more than one content form")
-    if known and (
-        (not uses_parts and parts)
-        or (activity is not ABSENT and not uses_map)
-        or (uses_map and "content" in wire)
-        or (uses_parts and "content" in wire and parts)
-    ):
-        raise DecodeError(f"a {role} message carries a content form its role does not use")
-    if uses_parts and "content" not in wire:
-        wire["content"] = [p for p in map(_part, parts) if p is not None]
-    if uses_map and activity is not ABSENT:
-        wire["content"] = activity
-    if not wire.get("toolCalls"):
-        wire.pop("toolCalls", None)
-    return wire
-
-
-def _part(wire: Obj) -> Obj | None:
-    """An ``InputContent`` as its content part; ``None`` (dropped) when it names no known arm."""
-    if not wire:
-        return None
-    ((kind, part),) = wire.items()
-    if "source" in part:
-        source = _source(part["source"])
-        if source is None:
-            return None
-        part["source"] = source
-    return {"type": kind, **part}
-
-
-def _source(wire: Obj) -> Obj | None:
-    if not wire:
-        return None
-    ((kind, source),) = wire.items()
-    return {"type": kind, **source}
-
-
-def _run_finished(e: Obj) -> Obj:
-    outcome = e.pop("outcome") or None
-    pending, interrupts = e.pop("pendingToolCallIds"), e.pop("interrupts")
-    if not e["usage"]:
-        del e["usage"]
-    if outcome is None:
-        e.update({k: v for k, v in (("pendingToolCallIds", pending), ("interrupts", interrupts)) if v})
-        return e
-    rebuilt: Obj = {"type": outcome}
-    if outcome == "interrupt" or interrupts:  # an interrupt outcome always names its list
-        rebuilt["interrupts"] = interrupts
-    if pending:
-        rebuilt["pendingToolCallIds"] = pending
-    e["outcome"] = rebuilt
-    return e
-
-
-def _subagent_finished(e: Obj) -> Obj:
-    outcome = e.pop("outcome") or None
-    ids = e.pop("interruptIds")
-    if outcome is None:
-        if ids:
-            e["interruptIds"] = ids
-        return e
-    e["outcome"] = {"type": outcome, **({"interruptIds": ids} if ids else {})}
-    return e
-
-
-def _patch(ops: list[Obj]) -> list[Obj]:
-    for op in ops:
-        op["op"] = PATCH_OP_NAMES.get(op["op"], str(op["op"]))
-    return ops
-
-
-def _state_delta(e: Obj) -> Obj:
-    _patch(e["delta"])
-    return e
-
-
-def _activity_delta(e: Obj) -> Obj:
-    _patch(e["patch"])
-    return e
-
-
-def _run_error(e: Obj) -> Obj:
-    if not e["usage"]:
-        del e["usage"]
-    return e
-
-
-def _tool_call_result(e: Obj) -> Obj:
-    parts = e.pop("contentParts")
-    if "content" in e and parts:
-        raise DecodeError("a tool call result carries both string content and content parts")
-    if "content" not in e:
-        e["content"] = [p for p in map(_part, parts) if p is not None]
-    return e
-
-
-def _messages_snapshot(e: Obj) -> Obj:
-    e["messages"] = [_message(m) for m in e["messages"]]
-    return e
-
-
-def _run_started(e: Obj) -> Obj:
-    if "input" in e:
-        e["input"]["messages"] = [_message(m) for m in e["input"]["messages"]]
-    return e
-
-
-_EVENT_SHAPES = {
-    "RUN_FINISHED": _run_finished,
-    "RUN_ERROR": _run_error,
-    "SUBAGENT_FINISHED": _subagent_finished,
-    "STATE_DELTA": _state_delta,
-    "ACTIVITY_DELTA": _activity_delta,
-    "TOOL_CALL_RESULT": _tool_call_result,
-    "MESSAGES_SNAPSHOT": _messages_snapshot,
-    "RUN_STARTED": _run_started,
-}

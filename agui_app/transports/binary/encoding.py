@@ -11,7 +11,7 @@ write for the same event: fields in number order, defaults left out, object memb
 The bytes are written here directly, from the layout in ``schema`` (read from the generated
 ``agui_events_pb2``) rather than through the generated message classes: the C runtime writes a
 ``Struct``'s members in hash order, so a state document would reach the client with its keys
-shuffled; writing directly keeps their order and is as fast (see the README's figures).
+shuffled; writing directly keeps their order, and is faster too (README.md here has the figures).
 
 Framing (``@ag-ui/client``'s ``parseProtoStream``): each message is preceded by its length as a
 4-byte big-endian unsigned integer; the response's ``content-type`` must be exactly ``MEDIA_TYPE``.
@@ -30,12 +30,12 @@ from agui_app.transports.binary.schema import (
     EVENT_TYPE_NUMBERS,
     MESSAGES,
     PACKAGE,
-    PATCH_OP_NUMBERS,
     Field,
     Kind,
     arm_for,
     varint,
 )
+from agui_app.transports.binary.shapes import TO_WIRE_EVENT, TO_WIRE_MESSAGE
 from agui_app.transports.binary.values import EncodeError, length, struct_body, value
 
 MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
@@ -67,7 +67,7 @@ def encode(event: Obj) -> bytes:
     except (KeyError, TypeError):
         raise EncodeError(f"{kind!r} is not an AG-UI event type") from None
     try:
-        shape = _EVENT_SHAPES.get(kind)  # type: ignore[arg-type]
+        shape = TO_WIRE_EVENT.get(kind)  # type: ignore[arg-type]
         body = _base_event(_TYPE_BYTES[kind], event) + _fields(  # type: ignore[index]
             _EVENT_FIELDS[kind],  # type: ignore[index]
             shape(event) if shape else event,
@@ -185,7 +185,7 @@ def _sub_message(key: str, name: str) -> Callable[[Any], bytes]:
     def write(v: Any) -> bytes:
         if not isinstance(v, Mapping):
             raise EncodeError(f"{key} is an object")
-        shape = _MESSAGE_SHAPES.get(name)
+        shape = TO_WIRE_MESSAGE.get(name)
         b = _fields(_WRITERS[name], shape(v) if shape else v)
         return length(len(b)) + b
 
@@ -286,118 +286,6 @@ def _flat(flat: Flat, event: Obj) -> bytes | None:
     return arm_tag + length(len(body)) + body
 
 
-# --- where the JSON and the wire differ (each as @ag-ui/proto's encode has it) -------------------
-
-
-def _wire_message(m: Obj) -> Obj:
-    """A message's ``content``: a parts list → ``contentParts``; an activity's object →
-    ``activityContent``; a string stays ``content``."""
-    wire = {**m, "contentParts": []}
-    content = m.get("content")
-    if isinstance(content, list):
-        wire["contentParts"] = [p for p in map(_wire_part, content) if p is not None]
-        del wire["content"]
-    elif m.get("role") == "activity":
-        wire["activityContent"] = content if isinstance(content, dict) else {}
-        wire.pop("content", None)
-    return wire
-
-
-_MEDIA_PARTS = ("image", "audio", "video", "document")
-
-
-def _wire_part(p: Any) -> Obj | None:
-    """A content part as ``InputContent``'s arm; ``None`` (left out) for a kind it has no arm for."""
-    if not isinstance(p, Mapping):
-        return None
-    kind = p.get("type")
-    if kind == "text":
-        return {"text": {"id": p.get("id"), "text": p.get("text"), "metadata": p.get("metadata")}}
-    if kind in _MEDIA_PARTS:
-        return {
-            kind: {"id": p.get("id"), "source": _wire_source(p.get("source")), "metadata": p.get("metadata")}
-        }
-    if kind == "binary":  # the retired part rides as a document with marker metadata (npm's rule)
-        mime = p.get("mimeType")
-        if p.get("data"):
-            source: Obj = {"data": {"value": p["data"], "mimeType": mime}}
-        elif p.get("url") or p.get("id"):
-            source = {"url": {"value": p.get("url") or p["id"], "mimeType": mime}}
-        else:
-            return None
-        marker = {"legacyBinary": True, **{k: p[k] for k in ("filename", "id") if k in p}}
-        return {"document": {"source": source, "metadata": marker}}
-    return None
-
-
-def _wire_source(s: Any) -> Obj | None:
-    if not isinstance(s, Mapping) or s.get("type") not in ("data", "url", "file"):
-        return None
-    keys = ("value", "provider", "mimeType") if s["type"] == "file" else ("value", "mimeType")
-    return {s["type"]: {k: s.get(k) for k in keys}}
-
-
-def _wire_patch_op(op: Obj) -> Obj:
-    name = op.get("op")
-    number = PATCH_OP_NUMBERS.get(name) if isinstance(name, str) else None
-    if number is None:
-        raise EncodeError(f"{name!r} is not a JSON Patch operation")
-    return {**op, "op": number}
-
-
-def _run_finished(e: Obj) -> Obj:
-    """``outcome: {type, interrupts | pendingToolCallIds}`` → ``outcome`` (its type) plus the list
-    that type carries; top-level ``interrupts`` / ``pendingToolCallIds`` are not carried."""
-    outcome = e.get("outcome")
-    wire = {**e, "outcome": "", "interrupts": [], "pendingToolCallIds": [], "usage": _list(e.get("usage"))}
-    if isinstance(outcome, Mapping):
-        kind = outcome.get("type")
-        wire["outcome"] = kind if isinstance(kind, str) else ""
-        if kind == "success":
-            wire["pendingToolCallIds"] = _list(outcome.get("pendingToolCallIds"))
-        elif kind == "interrupt":
-            wire["interrupts"] = _list(outcome.get("interrupts"))
-    return wire
-
-
-def _subagent_finished(e: Obj) -> Obj:
-    outcome = e.get("outcome")
-    wire = {**e, "outcome": "", "interruptIds": []}
-    if isinstance(outcome, Mapping):
-        kind = outcome.get("type")
-        wire["outcome"] = kind if isinstance(kind, str) else ""
-        if kind == "suspended":
-            wire["interruptIds"] = _list(outcome.get("interruptIds"))
-    return wire
-
-
-def _tool_call_result(e: Obj) -> Obj:
-    content = e.get("content")
-    if isinstance(content, list):
-        wire = {**e, "contentParts": [p for p in map(_wire_part, content) if p is not None]}
-        del wire["content"]
-        return wire
-    return {**e, "contentParts": []}
-
-
-def _run_error(e: Obj) -> Obj:
-    return {**e, "usage": _list(e.get("usage"))}
-
-
-def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
-
-
-_EVENT_SHAPES: dict[str, Callable[[Obj], Obj]] = {
-    "RUN_FINISHED": _run_finished,
-    "RUN_ERROR": _run_error,
-    "SUBAGENT_FINISHED": _subagent_finished,
-    "TOOL_CALL_RESULT": _tool_call_result,
-}
-_MESSAGE_SHAPES: dict[str, Callable[[Obj], Any]] = {
-    f"{PACKAGE}.Message": _wire_message,
-    f"{PACKAGE}.JsonPatchOperation": _wire_patch_op,
-}
 # Each event message's fields after ``base_event`` (field 1, written from the event's own keys).
 _EVENT_FIELDS = {t: _WRITERS[arm_for(t).message][1:] for t in EVENT_TYPE_NUMBERS}  # type: ignore[index]
 
@@ -409,5 +297,5 @@ def _event_fields(t: str) -> tuple[Field, ...]:
 _FLAT: dict[str, Flat] = {
     t: (arm_for(t).tag, _TYPE_BYTES[t], tuple((f.key, f.tag, f.explicit) for f in _event_fields(t)))
     for t in EVENT_TYPE_NUMBERS
-    if t not in _EVENT_SHAPES and all(f.kind is Kind.STRING and not f.repeated for f in _event_fields(t))
+    if t not in TO_WIRE_EVENT and all(f.kind is Kind.STRING and not f.repeated for f in _event_fields(t))
 }
