@@ -1,4 +1,4 @@
-"""A skill's validated fields (``SkillSpec``) and the errors that name a file's line and field (DESIGN.md §9).
+"""A skill's validated fields (``SkillSpec``) and the errors that name a file's line and field (docs/design.md §9).
 
 Pure parsing — no Django, no database — so the admin, ``import_skills`` and the API share one set of
 rules and one set of messages. Every rejection is a ``SkillParseError`` naming the 1-based line of the
