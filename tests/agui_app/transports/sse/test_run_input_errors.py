@@ -60,7 +60,11 @@ async def test_an_unknown_agent_is_404(aclient, counts_before) -> None:
     assert await sync_to_async(row_counts)() == counts_before
 
 
-MINIMAL = {"threadId": "minimal", "runId": "r-1", "messages": [{"id": "m-1", "role": "user", "content": "hi"}]}
+MINIMAL = {
+    "threadId": "minimal",
+    "runId": "r-1",
+    "messages": [{"id": "m-1", "role": "user", "content": "hi"}],
+}
 
 
 async def test_an_unknown_agent_with_a_minimal_input_is_404(aclient, counts_before) -> None:
@@ -76,7 +80,7 @@ async def test_a_minimal_input_runs(aclient, agent) -> None:
     script_input = {**MINIMAL, "messages": [user(script({"say": "minimal works"}))]}
     status, frames, _ = await stream(aclient, URL, script_input)
     assert status == 200
-    assert [f.type for f in frames][0] == "RUN_STARTED" and frames[-1].type == "RUN_FINISHED"
+    assert frames[0].type == "RUN_STARTED" and frames[-1].type == "RUN_FINISHED"
     text = "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
     assert text.split() == ["minimal", "works"]
 
