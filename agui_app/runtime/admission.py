@@ -21,7 +21,7 @@ from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError, Conflict, Unprocessable
 from agui_app.lifecycle import refuse_while_draining
 from agui_app.models import OnDisconnect, Run, RunStatus
-from agui_app.runtime.orchestrator import start_next_queued, start_run
+from agui_app.runtime.starting import start_next_queued, start_run
 from agui_app.selectors.agents import agent_or_404
 from agui_app.selectors.runs import run_status
 from agui_app.services.multitask import ThreadBusy, run_options

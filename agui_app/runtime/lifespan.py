@@ -7,8 +7,8 @@ import os
 from typing import Any
 
 from agui_app import metrics
-from agui_app.runtime.orchestrator import get_supervisor, running_supervisor
 from agui_app.runtime.shutdown import finish_drain, install_sigterm_hook
+from agui_app.runtime.starting import get_supervisor, running_supervisor
 
 logger = logging.getLogger(__name__)
 
