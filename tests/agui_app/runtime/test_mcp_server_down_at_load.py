@@ -69,6 +69,11 @@ async def test_a_server_down_at_the_first_load_is_a_tool_error_and_the_next_load
     assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "success"}
     assert SECRET not in raw.decode()
     assert await loaded_ids(aclient, "t-down") == []
+    listed = json.loads((await aclient.get("/api/v1/threads/t-down/tool-calls")).content)["results"]
+    assert [(c["tool"], c["status"]) for c in listed] == [
+        ("load_capability", "failed"),
+        ("lookup_order", "unknown_tool"),
+    ]
 
     server = await sync_to_async(start_mcp_server)(port=port)
     try:
