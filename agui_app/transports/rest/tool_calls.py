@@ -30,8 +30,8 @@ class ToolCallSerializer(serializers.Serializer):
     runId = serializers.CharField(allow_null=True)
     argsDigest = serializers.CharField(help_text="sha256 of the arguments as streamed")
     status = serializers.CharField(
-        help_text="succeeded | approved | retry | failed | error | approval_required | awaiting_approval | "
-        "denied | cancelled | no_result"
+        help_text="succeeded | approved | retry | unknown_tool | failed | error | approval_required | "
+        "awaiting_approval | denied | cancelled | no_result"
     )
     capabilities = ActiveCapabilitySerializer(many=True, help_text="Active when the call was made.")
     approval = ApprovalSerializer(allow_null=True)

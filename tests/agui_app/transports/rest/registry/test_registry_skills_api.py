@@ -83,6 +83,34 @@ def test_validate_names_line_and_field_of_a_bad_source(api: APIClient, owner_ten
     assert error["message"].startswith("must match")
 
 
+def test_validate_reports_every_problem_of_a_source_each_with_its_line(api: APIClient, owner_tenant) -> None:
+    bad = "---\nid: Greeter!\ntools: [get_forecast, no_such_tool]\n---\nGreet warmly.\n"
+    found = errors(api.post("/api/v1/skills/validate", {"source": bad}, format="json"))
+    assert [(e["line"], e["field"]) for e in found] == [(1, "description"), (2, "id"), (3, "tools")]
+    assert found[0]["message"] == "the required key 'description' is missing"
+    assert found[1]["message"].startswith("must match")
+    assert found[2]["message"].startswith("unknown tool 'no_such_tool'")
+    assert counts() == (0, 0)
+
+
+def test_an_import_reports_every_problem_of_every_file(api: APIClient, owner_tenant) -> None:
+    upload = zipped(
+        {
+            "a.md": "---\nid: A\n---\n",
+            "b.md": "---\nid: b\ndescription: Use for b.\ndefer_loading: maybe\nfoo: 1\n---\n",
+            "good.md": GREETER,
+        }
+    )
+    response = api.generic("POST", "/api/v1/skills/import", upload, content_type="application/zip")
+    assert [(e["filename"], e["line"], e["field"]) for e in errors(response)] == [
+        ("a.md", 1, "description"),
+        ("a.md", 2, "id"),
+        ("b.md", 4, "defer_loading"),
+        ("b.md", 5, "foo"),
+    ]
+    assert counts() == (0, 0)
+
+
 def test_validate_reports_a_tool_conflict_with_another_skill_of_an_agent(api: APIClient, agent) -> None:
     [error] = errors(
         api.post("/api/v1/skills/validate", {"source": WEATHER_WITH_REFUNDS_TOOL}, format="json")
