@@ -1,7 +1,7 @@
 """The binary transport's encoding vs the SSE framing, in this process: ``python -m bench.binary [--quick]``
 
 Prints ONE JSON document: events/s (and bytes on the wire) of framing a realistic run's logged
-events, as the stream path frames them, once as SSE (``agui_app.transports.http.sse.frame``, what
+events, as the stream path frames them, once as SSE (``agui_app.transports.sse.framing.frame``, what
 the endpoints send today) and once as ``application/vnd.ag-ui.event+proto``
 (``agui_app.transports.binary.encoding.frame``: JSON → protobuf, then the length prefix), in
 batches of 16 (a micro-batch of the log), interleaved rounds, medians. Also each event type's
@@ -119,7 +119,7 @@ def measure(quick: bool = False) -> dict[str, Any]:
     _setup()
     from agui_app.events.shape import LoggedEvent, state_snapshot
     from agui_app.transports.binary.encoding import frame as binary_frame
-    from agui_app.transports.http.sse import frame as sse_frame
+    from agui_app.transports.sse.framing import frame as sse_frame
 
     events = run_events()
     batches = [events[i : i + 16] for i in range(0, len(events), 16)]
