@@ -69,7 +69,10 @@ def decode_stream(body: bytes) -> list[Obj]:
 
 def decode(message: bytes) -> Obj:
     """The AG-UI event (JSON object, camelCase keys) an ``Event`` message carries."""
-    envelope = _read(ENVELOPE, message, (0, len(message)))
+    try:
+        envelope = _read(ENVELOPE, message, (0, len(message)))
+    except RecursionError:
+        raise DecodeError("a value nested too deeply") from None
     if len(envelope) != 1:
         if not envelope and any(
             n not in ENVELOPE.by_number for n, _, _ in read_fields(message, 0, len(message))

@@ -123,3 +123,12 @@ def test_what_protobuf_allows_reads_the_same_on_both_decoders() -> None:
     assert answers[0]["event"] == {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}
     assert answers[1]["event"]["timestamp"] == T  # both pieces of base_event arrived
     assert answers[2]["event"]["messageId"] == "m"
+
+
+def test_a_message_nested_past_pythons_recursion_limit_is_refused() -> None:
+    value = b"\x08\x00"  # Value{null}
+    for _ in range(5000):
+        value = field(6, field(1, value))  # Value{list_value: [value]}
+    message = field(11, field(1, b"\x08\x0a") + field(2, b"n") + field(3, value))  # CUSTOM
+    with pytest.raises(DecodeError, match="nested too deeply"):
+        decode(message)
