@@ -2,7 +2,7 @@
 // like a person would: `node playground.mjs <scenario> <hub url>` prints ONE JSON document of what
 // the page showed. Environment: PLAYGROUND_USER / PLAYGROUND_PASSWORD (a staff member of the tenant),
 // AGUI_KEY (the tenant's key, for the "someone else" REST writes), ARTIFACTS (screenshot folder).
-// Driven by tests/agui_app/transports/http/test_playground.py.
+// Driven by tests/agui_app/transports/site/test_playground.py.
 import { chromium } from "playwright-core";
 import net from "node:net";
 import { createInterface } from "node:readline";

@@ -52,8 +52,8 @@ class McpProcess:
             self.process.wait(10)
 
 
-def start_mcp_server(transport: str = "http") -> McpProcess:
-    port = free_port()
+def start_mcp_server(transport: str = "http", port: int | None = None) -> McpProcess:
+    port = port or free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.support.mcp_server", str(port), SECRET, transport],
         cwd=ROOT,
