@@ -42,6 +42,8 @@ process.stdout.write(`${JSON.stringify({
   audits: {
     denied: auditStatus(custom("agui.tool_call_decision", { toolCallId: "c", decision: "denied" })),
     approved: auditStatus(custom("agui.tool_call_decision", { toolCallId: "c", decision: "approved" })),
+    unknownTool: auditStatus(custom("agui.tool_call_audit", { toolCallId: "c", phase: "result", outcome: "unknown_tool" })),
+    retryPrompt: auditStatus(custom("agui.tool_call_audit", { toolCallId: "c", phase: "result", outcome: "retry" })),
     raised: auditStatus(custom("agui.tool_call_audit", { toolCallId: "c", phase: "result", outcome: "error" })),
     succeeded: auditStatus(custom("agui.tool_call_audit", { toolCallId: "c", phase: "result", outcome: "succeeded" })),
     callPhase: auditStatus(custom("agui.tool_call_audit", { toolCallId: "c", phase: "call" })),

@@ -10,7 +10,7 @@ export const TOOL_STATUS = {
   awaiting: ["awaiting approval", "warn"],
   done: ["done", "ok"],
   failed: ["failed", "error", "The result is an error: the tool failed or asked the model to try again."],
-  retry: ["retry asked", "warn", "The tool ran and asked the model to try again."],
+  retry: ["retry asked", "warn", "The model was asked to try again (its arguments, or the tool, said so)."],
   unknown: ["not run · unknown tool", "skipped", "No tool of this name is callable here: the model was told so and asked to retry. Nothing ran."],
   invalid: ["not run · invalid arguments", "skipped", "The arguments did not validate: the model was told so and asked to retry. Nothing ran."],
   denied: ["denied · not run", "skipped", "Denied in an approval: the tool did not run."],
@@ -43,12 +43,14 @@ function isValidationErrors(text) {
 }
 
 /** The status an ``agui.tool_call_audit`` result (its ``outcome``) or ``agui.tool_call_decision``
- * event gives a call; null when it says nothing new. */
+ * event gives a call; null when it says nothing new. The audit is the hub's word on how a call
+ * ended (``unknown_tool``: the model named a tool the run does not have, so nothing ran; ``retry``:
+ * another retry prompt); ``resultStatus`` reads the same from the result where no audit is at hand. */
 export function auditStatus(event) {
   const value = event.value ?? {};
   if (event.name === "agui.tool_call_decision") return { denied: "denied", cancelled: "cancelled" }[value.decision] ?? null;
   if (event.name === "agui.tool_call_audit" && value.phase === "result") {
-    return { retry: "retry", failed: "failed", error: "failed" }[value.outcome] ?? null;
+    return { unknown_tool: "unknown", retry: "retry", failed: "failed", error: "failed" }[value.outcome] ?? null;
   }
   return null;
 }

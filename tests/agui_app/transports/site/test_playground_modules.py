@@ -59,11 +59,15 @@ def test_a_call_refused_before_it_ran_reads_as_not_run_and_a_stored_error_as_fai
     }
 
 
-def test_a_denial_and_a_tool_that_raised_are_told_by_the_audit_events(seen: dict[str, Any]) -> None:
+def test_an_unknown_tool_a_denial_and_a_tool_that_raised_are_told_by_the_audit_events(
+    seen: dict[str, Any],
+) -> None:
     assert seen["audits"] == {
         "denied": "denied",
         "approved": None,  # its result says how it went
+        "unknownTool": "unknown",
+        "retryPrompt": "retry",
         "raised": "failed",
-        "succeeded": None,  # the result already said done (and the hub says so of a refused call too)
+        "succeeded": None,  # the result already said done
         "callPhase": None,
     }
