@@ -8,6 +8,8 @@ class AguiAppConfig(AppConfig):
 
     def ready(self) -> None:
         from agui_app import tracing
+        from agui_app.runtime.warm import connect_invalidation
         from agui_app.transports.rest.openapi import schema  # noqa: F401  (registers the API key's OpenAPI scheme)
 
+        connect_invalidation()  # a saved agent, skill, key or tenant reaches every process's caches
         tracing.configure_from_environment()  # off unless OTEL_TRACES_EXPORTER names an exporter

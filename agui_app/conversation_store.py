@@ -61,6 +61,22 @@ def entry_from_row(row: models.ConversationEntry) -> ConversationEntry:
     )
 
 
+def record_fields(record: ConversationRecord) -> dict[str, Any]:
+    """The columns of a ``ConversationRecord`` row (all but its id)."""
+    return {
+        "scope": record.scope,
+        "head_id": record.head_id,
+        "revision": record.revision,
+        "usage": USAGE.dump_python(record.usage, mode="json"),
+        "deferred_tool_requests": DEFERRED.dump_python(record.deferred_tool_requests, mode="json"),
+        "forked_from": record.forked_from,
+        "forked_at": record.forked_at,
+        "branches": list(record.branches),
+        "updated_at": record.updated_at,
+        "format_version": record.format_version,
+    }
+
+
 def history_rows(head_id: str | None, *, limit: int | None = None) -> list[models.ConversationEntry]:
     """The entries from the first up to ``head_id``, in order (the last ``limit`` of them).
 
@@ -129,18 +145,7 @@ class DjangoConversationStore(ConversationStore):
         new_entries: Sequence[ConversationEntry] = (),
         expected_revision: str | None,
     ) -> None:
-        fields = {
-            "scope": record.scope,
-            "head_id": record.head_id,
-            "revision": record.revision,
-            "usage": USAGE.dump_python(record.usage, mode="json"),
-            "deferred_tool_requests": DEFERRED.dump_python(record.deferred_tool_requests, mode="json"),
-            "forked_from": record.forked_from,
-            "forked_at": record.forked_at,
-            "branches": list(record.branches),
-            "updated_at": record.updated_at,
-            "format_version": record.format_version,
-        }
+        fields = record_fields(record)
         try:
             with transaction.atomic():
                 if expected_revision is None:

@@ -223,7 +223,7 @@ def compare_with_peer(hub: Any, db: Any, cfg: dict[str, Any], rng: random.Random
         traceback.print_exc(file=sys.stderr)
         return {"error": f"the peer did not start: {exc}"[:1000]}
     try:
-        return run_async(peer.compare({"hub": hub, "peer": peer_server}, cfg, rng))
+        return run_async(peer.compare({"hub": hub, "peer": peer_server}, cfg, rng, db))
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
         return {"error": f"{type(exc).__name__}: {exc}"[:1000]}

@@ -11,6 +11,8 @@ of the per-round ratios (hub ÷ peer), with its range.
 - ``tiny_cpu_ms_per_run``: server CPU per sequential tiny run (``/proc`` of each server process).
 - ``tiny_runs_per_s_vs_pydantic_ai``: N concurrent tiny runs (50, and 200 in full mode), completed
   runs per second of wall time; each hub run on its own thread.
+- ``commits_per_tiny_run`` (PostgreSQL): transactions the hub committed per sequential tiny run
+  (``pg_stat_database.xact_commit``), less what the idle server commits in as long (its heartbeats).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from bench.client import StreamResult, http_request, median, percentile, rounded, run_body, stream, words
 from bench.pipeline import FINISHED, BenchError, check_run, new_thread_id, run_request
-from bench.servers import API_KEY, Server, log
+from bench.servers import API_KEY, STATS_SETTLE_S, BenchDatabase, Server, log, xact_commits
 
 PEER_APP = "bench.peer_app:app"
 PEER_NAME = "pydantic-ai AGUIAdapter.dispatch_request (Starlette)"
@@ -128,6 +130,33 @@ async def tiny_sequential(
     }
 
 
+async def commits_per_tiny_run(server: Server, db: BenchDatabase, *, runs: int) -> dict[str, Any] | None:
+    """Committed transactions per sequential tiny run on a new thread (PostgreSQL only), less the
+    idle server's own (heartbeats, sweeps) over as long, measured just before."""
+    if db.backend != "postgresql":
+        return None
+
+    async def settled() -> tuple[int, float]:
+        await asyncio.sleep(STATS_SETTLE_S)
+        commits = xact_commits(db)
+        assert commits is not None
+        return commits, time.perf_counter()
+
+    idle_start, idle_at = await settled()
+    before, before_at = await settled()
+    for _ in range(runs):
+        await _one("hub", server, "hi")
+    after, after_at = await settled()
+    idle_rate = (before - idle_start) / (before_at - idle_at)
+    background = idle_rate * (after_at - before_at)
+    return {
+        "runs": runs,
+        "commits": after - before,
+        "background_estimate": rounded(background, 1),
+        "per_run": rounded(max(0.0, (after - before - background) / runs), 2),
+    }
+
+
 async def _burst(kind: str, server: Server, runs: int) -> dict[str, Any]:
     started = time.perf_counter()
     results = await asyncio.gather(
@@ -171,7 +200,9 @@ async def tiny_concurrent(
     return out
 
 
-async def compare(servers: dict[str, Server], cfg: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+async def compare(
+    servers: dict[str, Server], cfg: dict[str, Any], rng: random.Random, db: BenchDatabase | None = None
+) -> dict[str, Any]:
     """Every comparison; the figures the bench's top level reports are ``figures``."""
     for kind in ("hub", "peer"):  # lazy imports and first-request caches are not part of a figure
         for _ in range(3):
@@ -183,6 +214,8 @@ async def compare(servers: dict[str, Server], cfg: dict[str, Any], rng: random.R
     sections["tiny"] = await tiny_sequential(
         servers, rounds=cfg["peer_rounds"], runs=cfg["peer_tiny_runs"], rng=rng
     )
+    if db is not None:
+        sections["commits"] = await commits_per_tiny_run(servers["hub"], db, runs=cfg["peer_tiny_runs"])
     sections["concurrent"] = await tiny_concurrent(
         servers, rounds=cfg["peer_rounds"], concurrency=cfg["peer_concurrency"], rng=rng
     )
@@ -195,5 +228,6 @@ async def compare(servers: dict[str, Server], cfg: dict[str, Any], rng: random.R
             "pydantic_ai": sections["tiny"]["peer_cpu_ms_per_run"],
         },
         "tiny_runs_per_s_vs_pydantic_ai": {n: concurrent[n]["ratio"]["median"] for n in concurrent},
+        "commits_per_tiny_run": (sections.get("commits") or {}).get("per_run"),
     }
     return {"figures": figures, "peer": PEER_NAME, **sections}

@@ -160,7 +160,9 @@ def _close_django_connections() -> None:
 
 def server_env(db: BenchDatabase) -> dict[str, str]:
     """The environment of every process on the bench database (servers and this one)."""
-    env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL", "DJANGO_SETTINGS_MODULE"}}
+    # REDIS_URL is kept when set: production runs with Redis (the channel layer, the cache), so a
+    # PostgreSQL bench without it would measure a configuration nobody serves.
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": "project.settings",
@@ -191,7 +193,6 @@ def prepare(db: BenchDatabase) -> dict[str, object]:
         os.environ[key] = env[key]
     os.environ["AGUI_DEMO_API_KEY"] = API_KEY
     os.environ["LOG_LEVEL"] = "WARNING"
-    os.environ.pop("REDIS_URL", None)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     import django
@@ -388,3 +389,22 @@ def bench_environment(
         prepare(db)
         with running_servers(kinds, db) as servers:
             yield db, servers
+
+
+def xact_commits(db: BenchDatabase) -> int | None:
+    """PostgreSQL's count of committed transactions in the bench database (``None`` on SQLite). The
+    statistics reach ``pg_stat_database`` up to a second after a backend's transaction ends, so
+    callers read it after a pause (``settle_stats``)."""
+    if db.backend != "postgresql":
+        return None
+    import psycopg
+
+    with psycopg.connect(db.url.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+    return int(row[0]) if row else None
+
+
+STATS_SETTLE_S = 1.5  # PostgreSQL flushes a backend's statistics at most once a second

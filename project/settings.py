@@ -312,7 +312,14 @@ AGUI_RUNS_PER_MINUTE = env_int("AGUI_RUNS_PER_MINUTE", 60)  # run starts per key
 AGUI_TOKEN_DEFAULT_TTL_SECONDS = env_int("AGUI_TOKEN_DEFAULT_TTL_SECONDS", 3600)
 AGUI_TOKEN_MAX_TTL_SECONDS = env_int("AGUI_TOKEN_MAX_TTL_SECONDS", 86400)
 AGUI_KEY_ROTATION_GRACE_SECONDS = env_int("AGUI_KEY_ROTATION_GRACE_SECONDS", 86400)
-AGUI_TENANT_CACHE_SECONDS = env_int("AGUI_TENANT_CACHE_SECONDS", 300)  # token checks read tenants from here
+AGUI_TENANT_CACHE_SECONDS = env_int("AGUI_TENANT_CACHE_SECONDS", 300)
+# Per-process caches of principals and assembled agents (runtime.warm): each entry lives this long
+# at most (changes reach every process sooner, over the channel layer).
+AGUI_CONFIG_CACHE_SECONDS = env_float("AGUI_CONFIG_CACHE_SECONDS", 1.0)
+AGUI_CONFIG_CACHE_MAX_ENTRIES = env_int("AGUI_CONFIG_CACHE_MAX_ENTRIES", 10_000)
+# Stored histories kept per process (conversation_store.HistoryCache): a thread's next run here reads
+# only its record. 0 turns it off.
+AGUI_HISTORY_CACHE_THREADS = env_int("AGUI_HISTORY_CACHE_THREADS", 256)  # token checks read tenants from here
 AGUI_MULTITASK_WAIT_SECONDS = env_float("AGUI_MULTITASK_WAIT_SECONDS", 10.0)
 AGUI_DISCONNECT_GRACE_SECONDS = env_float("AGUI_DISCONNECT_GRACE_SECONDS", 10.0)  # onDisconnect=cancel
 AGUI_MAX_QUEUED_RUNS = env_int("AGUI_MAX_QUEUED_RUNS", 10)  # per thread (multitask=enqueue)

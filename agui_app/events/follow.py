@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from django.conf import settings
 
 from agui_app import lifecycle, metrics
 from agui_app.concurrency.db_threads import in_db_thread
-from agui_app.events.hub import SubscriberOverflow, get_hub
+from agui_app.events.hub import SubscriberOverflow, Subscription, get_hub
 from agui_app.events.log import events_after
 from agui_app.events.shape import LoggedEvent
 
@@ -34,6 +34,8 @@ async def follow(
     *,
     stop: Callable[[LoggedEvent], bool] | None = None,
     idle_seconds: float | None = None,
+    subscription: Subscription | None = None,
+    initial: Sequence[LoggedEvent] = (),
 ) -> AsyncIterator[list[LoggedEvent]]:
     """Yield batches of the thread's events with ``seq > after``, in order, until ``stop(event)``.
 
@@ -41,11 +43,17 @@ async def follow(
     every ``AGUI_SSE_KEEPALIVE_SECONDS``), so callers can send keep-alives or notice a closed
     connection. When idle, the log is polled every ``idle_seconds`` (``AGUI_FOLLOW_POLL_SECONDS``).
     Ends early when the process shuts down (``lifecycle.followers_closing``).
+
+    ``subscription``: the hub subscription to follow with (taken before the events after ``after``
+    could be published; the follower owns it from here). ``initial``: the logged events right after
+    ``after`` the caller holds already (a run's admission logs its first events): they are yielded
+    first and the log is not read for them.
     """
     poll_seconds = idle_seconds if idle_seconds is not None else settings.AGUI_FOLLOW_POLL_SECONDS
     tick_seconds = min(poll_seconds, settings.AGUI_SSE_KEEPALIVE_SECONDS)
     last_poll = time.monotonic()
-    subscription = await get_hub().subscribe(str(thread_pk))
+    if subscription is None:
+        subscription = await get_hub().subscribe(str(thread_pk))
     cursor = Cursor(after, stop)
 
     async def catch_up() -> AsyncIterator[list[LoggedEvent]]:
@@ -60,8 +68,12 @@ async def follow(
 
     metrics.followers.inc()
     try:
-        async for batch in catch_up():  # replay what is already logged
-            yield batch
+        held = cursor.take(list(initial), from_log=True)
+        if held:
+            yield held
+        elif not initial:
+            async for batch in catch_up():  # replay what is already logged
+                yield batch
         if cursor.stopped:
             return
         while True:

@@ -98,6 +98,10 @@ class Subscription:
 
 
 ControlHandler = Callable[[dict[str, Any]], None]
+# Handlers of this process's own state (not of one event loop's), registered at import by the modules
+# that own them: ``broadcast_control`` calls them at once for this process's messages, the hub's reader
+# for other processes'. They must be safe from any thread.
+PROCESS_CONTROL_HANDLERS: list[ControlHandler] = []
 
 
 class Outbox:
@@ -206,12 +210,23 @@ class Hub:
             except Exception as exc:
                 self._degrade(exc)
 
+    def handle_control(self, message: dict[str, Any], *, remote: bool = False) -> None:
+        """This loop's handlers; for a message from another process, the process's handlers too (a
+        message of this process ran them in ``broadcast_control`` already)."""
+        handlers = (*PROCESS_CONTROL_HANDLERS, *self.control_handlers) if remote else self.control_handlers
+        for handler in handlers:
+            try:
+                handler(message)
+            except Exception:
+                logger.exception("control message %r failed", message.get("type"))
+
     # --- followers -----------------------------------------------------------------------
 
-    async def subscribe(self, key: str) -> Subscription:
-        """Start buffering ``key``'s live events; joins its group first so nothing is missed."""
+    async def subscribe(self, key: str, kind: type[Subscription] | None = None) -> Subscription:
+        """Start buffering ``key``'s live events; joins its group first so nothing is missed.
+        ``kind``: a ``Subscription`` subclass that handles the events otherwise (``push``)."""
         await self.ensure_started()
-        subscription = Subscription(self, key, settings.AGUI_SUBSCRIBER_BUFFER)
+        subscription = (kind or Subscription)(self, key, settings.AGUI_SUBSCRIBER_BUFFER)
         subscribers = self.subscriptions.setdefault(key, set())
         subscribers.add(subscription)
         if self.remote and len(subscribers) == 1 and not self.degraded:
@@ -253,8 +268,7 @@ class Hub:
     def send_control(self, message: dict[str, Any]) -> None:
         """Send a control message to every process (this one included)."""
         message = {**message, "origin": PROCESS_ID}
-        for handler in self.control_handlers:
-            handler(message)
+        self.handle_control(message)
         if self.remote and not self.degraded:
             self._outbox.put(CONTROL_GROUP, message)
 
@@ -284,8 +298,7 @@ class Hub:
                 events = [LoggedEvent(seq=s, run_id=r, type=t, data=d) for s, r, t, d in message["events"]]
                 self.dispatch(message["thread"], events)
             else:
-                for handler in self.control_handlers:
-                    handler(message)
+                self.handle_control(message, remote=True)
 
 
 _hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
@@ -359,6 +372,11 @@ def _publish_without_hub(key: str, events: Sequence[LoggedEvent]) -> None:
 
 def broadcast_control(message: dict[str, Any]) -> None:
     """Send a control message to every process (handlers here run first). Safe from any thread."""
+    for handler in PROCESS_CONTROL_HANDLERS:  # this process's own state, at once, in this thread
+        try:
+            handler({**message, "origin": PROCESS_ID})
+        except Exception:
+            logger.exception("control message %r failed", message.get("type"))
     hubs = live_hubs()
     if not hubs:
         layer = get_channel_layer()

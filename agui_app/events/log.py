@@ -2,7 +2,9 @@
 
 Appends run inside the caller's transaction. The seq counter lives on the thread row
 (``UPDATE … SET last_seq = last_seq + n RETURNING last_seq``), so concurrent writers on any
-process serialize on that row, commit in seq order, and a rolled-back append leaves no gap.
+process serialize on that row, commit in seq order, and a rolled-back append leaves no gap. On
+PostgreSQL a small batch is one statement (the seq allocation and the insert in one data-modifying
+CTE), a large one goes through ``COPY``.
 Publishing happens only after the transaction commits.
 """
 
@@ -10,6 +12,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -19,11 +24,32 @@ from agui_app.events.hub import publish_committed
 from agui_app.events.shape import LoggedEvent, PendingEvent
 from agui_app.models import Event, Thread
 
-ALLOCATE_SQL = f"UPDATE {Thread._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s RETURNING last_seq"
+ALLOCATE_SQL = (
+    f"UPDATE {Thread._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s "
+    "RETURNING last_seq, state_version, has_queued_runs"
+)
 COLUMNS = "(thread_id, seq, run_id, type, data, created_at)"
 INSERT_SQL = f"INSERT INTO {Event._meta.db_table} {COLUMNS} VALUES "
 ROWS_PER_INSERT = 500  # 3000 parameters: well under SQLite's limit of 32766
 COPY_SQL = f"COPY {Event._meta.db_table} {COLUMNS} FROM STDIN"
+ONE_STATEMENT_ROWS = 64  # up to this many, PostgreSQL appends in one statement; more go through COPY
+ONE_STATEMENT_SQL = (
+    f"WITH seqs AS (UPDATE {Thread._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s "
+    "RETURNING last_seq, state_version, has_queued_runs), "
+    f"rows AS (INSERT INTO {Event._meta.db_table} {COLUMNS} "
+    "SELECT %s, seqs.last_seq - %s + v.i, %s, v.type, v.data, %s FROM seqs, (VALUES {values}) AS v(i, type, data)) "
+    "SELECT last_seq, state_version, has_queued_runs FROM seqs"
+)
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What an append logged, and what the thread row said as its seqs were allocated (under its
+    row lock, so as of this transaction): its state version and whether runs are queued on it."""
+
+    events: list[LoggedEvent]
+    state_version: int
+    has_queued_runs: bool
 
 
 def append_events(
@@ -41,6 +67,19 @@ def append_events(
     """
     if not events:
         return []
+    return append(thread_pk, events, run_pk=run_pk, run_id=run_id, publish=publish).events
+
+
+def append(
+    thread_pk: uuid.UUID,
+    events: Sequence[PendingEvent],
+    *,
+    run_pk: int | None = None,
+    run_id: str | None = None,
+    publish: bool = True,
+) -> Appended:
+    """``append_events`` (``events`` not empty), with what the thread row said (``Appended``)."""
+    assert events, "nothing to append"
     assert connection.in_atomic_block, "append_events must run inside transaction.atomic()"
     with tracing.child_span("agui.events.append", **{"agui.events": len(events)}):
         return _append(thread_pk, events, run_pk=run_pk, run_id=run_id, publish=publish)
@@ -53,15 +92,23 @@ def _append(
     run_pk: int | None,
     run_id: str | None,
     publish: bool,
-) -> list[LoggedEvent]:
+) -> Appended:
     thread_id = Thread._meta.pk.get_db_prep_value(thread_pk, connection)
     created = timezone.now()
+    if connection.vendor == "postgresql" and len(events) <= ONE_STATEMENT_ROWS:
+        row = _append_in_one_statement(thread_id, events, run_pk, created)
+        if row is None:
+            raise Thread.DoesNotExist(f"thread {thread_pk} is gone")
+        last, state_version, has_queued_runs = row
+        first = last - len(events) + 1
+        return _appended(thread_pk, events, run_id, created, first, state_version, has_queued_runs, publish)
     with connection.cursor() as cursor:
         cursor.execute(ALLOCATE_SQL, [len(events), thread_id])
         row = cursor.fetchone()
         if row is None:
             raise Thread.DoesNotExist(f"thread {thread_pk} is gone")
-        first = row[0] - len(events) + 1
+        last, state_version, has_queued_runs = row
+        first = last - len(events) + 1
         # Not bulk_create: on the hot path the ORM's per-row model work costs several times the
         # insert itself. PostgreSQL takes the rows through COPY (one round trip, no SQL to parse);
         # SQLite through multi-row INSERTs: executemany steps (and releases and re-takes the GIL)
@@ -79,6 +126,34 @@ def _append(
                 chunk = rows[start : start + ROWS_PER_INSERT]
                 params = [value for row in chunk for value in (*row[:5], created_db)]
                 cursor.execute(INSERT_SQL + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(chunk)), params)
+    return _appended(thread_pk, events, run_id, created, first, state_version, has_queued_runs, publish)
+
+
+def _append_in_one_statement(
+    thread_id: Any, events: Sequence[PendingEvent], run_pk: int | None, created: datetime
+) -> tuple[int, int, bool] | None:
+    """PostgreSQL: allocate the seqs and insert the rows in one statement (a data-modifying CTE
+    runs exactly once), returning what the thread row said; ``None`` when the thread is gone."""
+    values = ", ".join(["(%s::int, %s, %s)"] * len(events))
+    params: list[Any] = [len(events), thread_id, thread_id, len(events) - 1, run_pk, created]
+    for index, event in enumerate(events):
+        params += [index, event.type, event.data]
+    with connection.cursor() as cursor:
+        cursor.execute(ONE_STATEMENT_SQL.format(values=values), params)
+        row = cursor.fetchone()
+    return (row[0], row[1], row[2]) if row is not None else None
+
+
+def _appended(
+    thread_pk: uuid.UUID,
+    events: Sequence[PendingEvent],
+    run_id: str | None,
+    created: datetime,
+    first: int,
+    state_version: int,
+    has_queued_runs: bool,
+    publish: bool,
+) -> Appended:
     logged = [
         LoggedEvent(seq=first + i, run_id=run_id, type=e.type, data=e.data, created_at=created)
         for i, e in enumerate(events)
@@ -86,7 +161,7 @@ def _append(
     transaction.on_commit(lambda: metrics.events_logged.inc(len(logged)))
     if publish:
         transaction.on_commit(lambda: publish_committed(str(thread_pk), logged))
-    return logged
+    return Appended(events=logged, state_version=int(state_version), has_queued_runs=bool(has_queued_runs))
 
 
 def run_event_count(run_pk: int) -> int:

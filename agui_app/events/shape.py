@@ -14,6 +14,7 @@ typed constructors below: ``run_started``, ``run_error``, ``run_finished``, ``me
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,6 +105,15 @@ def encode(event: BaseEvent) -> PendingEvent:
 
 
 # --- the events the server creates ----------------------------------------------------------
+
+
+def declares_1_0(protocol_version: str | None) -> bool:
+    """Whether a client declared AG-UI 1.0 or newer (``RunAgentInput.protocolVersion``), read as
+    pydantic-ai's AG-UI adapter reads it: ``MAJOR.MINOR``; anything else declared counts as newer."""
+    if not protocol_version:
+        return False
+    match = re.fullmatch(r"(\d+)\.(\d+)", protocol_version)
+    return match is None or (int(match[1]), int(match[2])) >= (1, 0)
 
 
 def run_started(*, thread_id: str, run_id: str, protocol_1_0: bool = False) -> PendingEvent:

@@ -1,14 +1,13 @@
 """How agents talk: tenants and keys, threads, runs, the event log, shared state, conversations."""
 
 from agui_app.models.conversations import ConversationEntry, ConversationRecord
-from agui_app.models.runs import ClientAttachment, Event, OnDisconnect, Run, RunStatus
+from agui_app.models.runs import Event, OnDisconnect, Run, RunStatus
 from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
 from agui_app.models.webhooks import DeliveryStatus, WebhookDelivery
 
 __all__ = [
     "ApiKey",
-    "ClientAttachment",
     "ConversationEntry",
     "ConversationRecord",
     "DeliveryStatus",

@@ -59,6 +59,11 @@ class Run(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # What the model reported for this run (pydantic-ai's per-response usage, summed).
+    usage_counted = models.BooleanField(
+        default=True,
+        help_text="The run is in its month's run count. A run of a tenant without a run quota is counted "
+        "with its end (one statement for both), a run under a quota when it is admitted.",
+    )
     requests = models.PositiveIntegerField(default=0, help_text="Model requests.")
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)
@@ -84,24 +89,6 @@ class Run(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status == RunStatus.RUNNING
-
-
-class ClientAttachment(models.Model):
-    """A server process whose clients follow a thread (its SSE streams, sockets, followers): one row
-    per (thread, process) while any does, refreshed by the process's heartbeat. The disconnect
-    policy reads it: a run with no live row on its thread has no client."""
-
-    thread = models.ForeignKey("agui_app.Thread", on_delete=models.CASCADE, related_name="attachments")
-    process = models.CharField(max_length=200)
-    seen_at = models.DateTimeField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["thread", "process"], name="attachment_unique_per_process")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.process} on {self.thread_id}"
 
 
 class Event(models.Model):

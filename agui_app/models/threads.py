@@ -35,6 +35,11 @@ class Thread(models.Model):
         help_text="Server-only state keys: seen by tools, never sent to clients.",
     )
     last_seq = models.PositiveBigIntegerField(default=0, help_text="Highest event seq logged on this thread.")
+    has_queued_runs = models.BooleanField(
+        default=False,
+        help_text="Set when a run is queued on the thread; cleared when none is left to start. "
+        "A run's end reads it with its seqs, so the next run is looked for only when there is one.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,4 +1,5 @@
-"""Admitting a run and starting it (shared by the HTTP endpoint and the WebSocket ``run`` frame).
+"""Admitting a run and starting it: the one way in for the HTTP endpoint, background runs and the
+WebSocket ``run`` frame (``start_run_request``).
 
 A busy thread answers 409 ``thread_busy`` unless run control says otherwise (``forwardedProps``):
 - the active run has no client and its policy is ``cancel`` (stop, then send): it is cancelled, and
@@ -11,6 +12,8 @@ A busy thread answers 409 ``thread_busy`` unless run control says otherwise (``f
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ag_ui.core import RunAgentInput
 from django.conf import settings
@@ -19,74 +22,114 @@ from agui_app import tracing
 from agui_app.access import Principal
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError, Conflict, Unprocessable
+from agui_app.events.hub import get_hub
 from agui_app.lifecycle import refuse_while_draining
 from agui_app.models import OnDisconnect, Run, RunStatus
+from agui_app.runtime.orchestrator import opening_events
+from agui_app.runtime.presence import StreamTicket
 from agui_app.runtime.starting import start_next_queued, start_run
-from agui_app.selectors.agents import agent_or_404
+from agui_app.runtime.warm import warm_agent
 from agui_app.selectors.runs import run_status
+from agui_app.services import ratelimits
+from agui_app.services.admission import Admission, run_admit
 from agui_app.services.multitask import ThreadBusy, run_options
-from agui_app.services.ratelimits import count_run_start
 from agui_app.services.rollback import run_rollback
-from agui_app.services.runs import Admission, run_admit, run_request_cancel
+from agui_app.services.runs import run_request_cancel
+from capabilities.assembly import RunAgentPlan
 from capabilities.models import Agent
 
-arun_admit = in_db_thread(run_admit)
-aagent_or_404 = in_db_thread(agent_or_404)
-acount_run_start = in_db_thread(count_run_start)
 DETACH_SETTLE_SECONDS = 0.5  # how long a refused run waits for a just-stopped client's disconnect
 
 
+@dataclass(frozen=True)
+class Started:
+    """A run a client asked for, admitted (and started unless queued). ``ticket``: the stream's
+    attachment and subscription, when the request follows the run (``runtime.presence``)."""
+
+    agent: Agent
+    admission: Admission
+    ticket: StreamTicket | None
+
+
 async def start_run_request(
-    *, principal: Principal, agent_slug: str, run_input: RunAgentInput
-) -> tuple[Agent, Admission]:
+    *,
+    principal: Principal,
+    agent_slug: str,
+    run_input: RunAgentInput,
+    follow: bool = True,
+    attached: bool | None = None,
+    count_request: bool = False,
+    on_disconnect: str | None = None,
+) -> Started:
     """The one way in for a run a client asks for — ``POST /api/v1/agents/{agent}``, a background run
-    (``POST …/threads/{thread}/runs``) and the WebSocket's ``run`` frame: the agent the principal
-    reaches, the start counted against the runs per minute (before anything is written), then
-    ``admit_and_start``.
+    (``POST …/threads/{thread}/runs``) and the WebSocket's ``run`` frame.
+
+    On a warm process the agent and its assembled plan come from memory, and the rest is one hop to a
+    database thread: the request's and the run's rate (``count_request``: the caller has not counted
+    the request yet), then the admission's one transaction, which also logs the run's first events
+    (docs/design.md §18). ``follow``: the request streams the run, so it counts as attached from its
+    admission and its subscription is taken before the run can publish anything (``Started.ticket``);
+    ``False`` for a background run (no client: ``onDisconnect`` continue) and the WebSocket (the
+    socket follows the thread by itself). ``attached`` (default: ``follow``): the run has a client
+    from its admission on (the WebSocket's socket).
 
     Raises:
         NotFound: the agent is missing, another tenant's, or outside the token's list.
-        TooManyRequests: past the runs per minute (and every refusal of ``admit_and_start``).
+        TooManyRequests: past the requests or runs per minute, or the tenant's active runs or quota.
+        ApiError: every other refusal of ``services.admission.run_admit`` (nothing started then).
     """
-    agent = await aagent_or_404(principal, agent_slug)
-    await acount_run_start(principal)
-    return agent, await admit_and_start(principal=principal, agent=agent, run_input=run_input)
-
-
-async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:
-    """Admit the run (see ``admit``) and start it as a detached task of this process (a queued
-    run starts later, when its turn comes).
-
-    Raises the ``ApiError`` of a
-    refused admission (nothing started then); the run's own failures end in a logged ``RUN_ERROR``.
-    """
+    warm = await warm_agent(principal, agent_slug)
     refuse_while_draining()  # 503 + Retry-After once SIGTERM came
     require_a_turn(run_input)
+    agent = warm.agent
+    decided_by = f"user:{principal.user}" if principal.user else principal.credential
     span = tracing.start_run_span(
         tenant=principal.tenant.slug, agent=agent.slug, thread_id=run_input.thread_id, run_id=run_input.run_id
     )
+    plans: list[RunAgentPlan] = []
+
+    def admit_now() -> Admission:
+        if count_request:
+            ratelimits.count_request(principal)
+        ratelimits.count_run_start(principal)  # 429 past the runs per minute, before anything is written
+        plan = warm.plan_for_run()
+        plans.append(plan)
+        return run_admit(
+            principal=principal,
+            agent=agent,
+            run_input=run_input,
+            on_disconnect=on_disconnect,
+            opening=opening_events(plan, run_input, decided_by),
+            attached=follow if attached is None else attached,
+        )
+
     try:
         with tracing.current(span), tracing.child_span("agui.admission"):
-            admission = await admit(principal=principal, agent=agent, run_input=run_input)
+            admission = await admit(admit_now, run_input=run_input)
     except ApiError as exc:
         tracing.end_run_span(span, status="refused", error_code=exc.code)
         raise
     except BaseException:
         tracing.end_run_span(span, status="refused", error_code="internal_error")
         raise
+    ticket = None
+    if follow:  # before the run starts: nothing it logs can be published before this subscription
+        subscription = await get_hub().subscribe(str(admission.thread.pk))
+        ticket = StreamTicket(admission.thread.pk, subscription)
     if admission.run.status == RunStatus.RUNNING:
         await start_run(
             admission=admission,
             agent=agent,
             tenant=principal.tenant,
             run_input=run_input,
-            decided_by=f"user:{principal.user}" if principal.user else principal.credential,
+            decided_by=decided_by,
             span=span,
+            plan=plans[-1],
         )
     else:  # queued: the thread may have become free meanwhile (nothing happens if it is busy)
         tracing.end_run_span(span, status="queued")  # its execution is a trace of its own
         await start_next_queued(admission.thread.pk)
-    return admission
+    return Started(agent=agent, admission=admission, ticket=ticket)
 
 
 def require_a_turn(run_input: RunAgentInput) -> None:
@@ -101,15 +144,16 @@ def require_a_turn(run_input: RunAgentInput) -> None:
         )
 
 
-async def admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:
-    """Admit the run, taking a busy thread's active run out of the way first where run control
-    allows it (see the module docstring)."""
+async def admit(admit_now: Callable[[], Admission], *, run_input: RunAgentInput) -> Admission:
+    """Admit the run (``admit_now``, in one hop), taking a busy thread's active run out of the way
+    first where run control allows it (see the module docstring)."""
     multitask = run_options(run_input).multitask
+    attempt = in_db_thread(admit_now)
     loop = asyncio.get_running_loop()
     settle_until = loop.time() + DETACH_SETTLE_SECONDS
     while True:
         try:
-            return await arun_admit(principal=principal, agent=agent, run_input=run_input)
+            return await attempt()
         except ThreadBusy as busy:
             if busy.abandoned or multitask in ("interrupt", "rollback"):
                 active = busy.active
@@ -123,7 +167,7 @@ async def admit(*, principal: Principal, agent: Agent, run_input: RunAgentInput)
     await stop_active_run(active)
     if multitask == "rollback":
         await in_db_thread(run_rollback)(run_pk=active.pk)
-    return await arun_admit(principal=principal, agent=agent, run_input=run_input)
+    return await attempt()
 
 
 async def stop_active_run(active: Run) -> None:

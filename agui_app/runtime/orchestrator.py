@@ -1,11 +1,13 @@
 """A run, executed as an asyncio task of the server process, detached from the request.
 
-pydantic-ai's ``AGUIAdapter`` produces the events (history from our ORM ``ConversationStore``,
-server-managed); this loop logs each one through the run's ``RunEventWriter`` before any client
-sees it, adds the ``STATE_SNAPSHOT`` right after ``RUN_STARTED`` (then a ``CUSTOM
-agui.capability_skipped`` per skill the run leaves out), notes the message ids the stream uses, and
-closes the run in the same transaction as its terminal event. An agent whose model does not reason
-streams no ``REASONING_*`` event (see ``capabilities.declarations``).
+pydantic-ai's ``AGUIAdapter`` produces the events, its history served by the run's
+``RunConversation`` (what the admission read; the run's save kept for its completion); this loop logs
+each one through the run's ``RunEventWriter`` before any client sees it, notes the message ids the
+stream uses, and closes the run in one transaction with its last events (``services.completion``).
+The admission logged the stream's first events (``RUN_STARTED``, the ``STATE_SNAPSHOT``, a ``CUSTOM
+agui.capability_skipped`` per skill the run leaves out, recorded decisions); a queued run, admitted
+earlier, logs them when it starts. An agent whose model does not reason streams no ``REASONING_*``
+event (see ``capabilities.declarations``).
 """
 
 from __future__ import annotations
@@ -17,45 +19,43 @@ from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
-    CustomEvent,
     EventType,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
+    RunStartedEvent,
     ToolCallResultEvent,
 )
 from django.conf import settings
 from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai.conversation_store import ConversationConflict
 from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
 from agui_app import logs, metrics
-from agui_app.concurrency.db_threads import in_db_thread
-from agui_app.conversation_store import STORE
-from agui_app.events.held import HELD
-from agui_app.events.log import run_event_count
 from agui_app.events.shape import (
     PendingEvent,
     capability_skipped,
+    declares_1_0,
     encode,
-    messages_snapshot,
     run_started,
     tool_call_decision,
 )
 from agui_app.models import RunStatus, Tenant
+from agui_app.run_conversation import RunConversation
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
 from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
+from agui_app.services.admission import Admission
+from agui_app.services.completion import Completed, RunEnd, run_complete
 from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
-from agui_app.services.runs import Admission, run_complete
-from capabilities.assembly import assemble
-from capabilities.availability import SkippedSkill
+from capabilities.assembly import RunAgentPlan
 from capabilities.models import Agent
 from capabilities.runtime import ToolDeps
 
@@ -64,6 +64,20 @@ CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
 # pydantic-ai also emits REASONING_ENCRYPTED_VALUE for models that do not reason: its continuity
 # claims for client-built histories (tool kinds, outcomes), which a server-managed history never reads.
 REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONING", "THINKING")))
+CONFLICT_ERROR = {
+    "code": "conversation_conflict",
+    "message": "The conversation changed while the run was answering (another writer); its answer was "
+    "not stored. Send the message again.",
+}
+
+
+def opening_events(plan: RunAgentPlan, run_input: RunAgentInput, decided_by: str) -> list[PendingEvent]:
+    """What a run's stream starts with after its ``STATE_SNAPSHOT``: a ``CUSTOM
+    agui.capability_skipped`` per skill the run leaves out, and the decisions its input records."""
+    return [
+        *(capability_skipped(capability_id=s.skill_id, reason=s.reason) for s in plan.skipped),
+        *(tool_call_decision(**decision) for decision in resume_decisions(run_input, decided_by)),
+    ]
 
 
 class RunExecution:
@@ -75,34 +89,47 @@ class RunExecution:
         tenant: Tenant,
         run_input: RunAgentInput,
         handle: RunHandle,
+        plan: RunAgentPlan,
         decided_by: str = "",
     ) -> None:
         self.thread = admission.thread
+        self.thread.agent, self.thread.tenant = agent, tenant  # held: the run's writes read no rows for them
         self.run = admission.run
         self.agent = agent
         self.tenant = tenant
         self.run_input = run_input
         self.handle = handle
+        self.plan = plan
         self.ended: tuple[str, str | None] = ("interrupted", "run_interrupted")  # until report() says
         self.writer = RunEventWriter(thread_pk=self.thread.pk, run_pk=self.run.pk, run_id=self.run.run_id)
-        self.gateway: RunStateGateway | None = None  # once the agent is assembled (``events``)
+        self.gateway = RunStateGateway(
+            thread_pk=self.thread.pk,
+            run_pk=self.run.pk,
+            run_id=self.run.run_id,
+            writer=self.writer,
+            state=self.thread.state,
+            version=self.thread.state_version,
+            private_keys=private_keys(plan.state_schema),
+            private=self.thread.private_state or {},
+            predictions=plan.predict_state,
+            predict_per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
+        )
+        self.conversation = RunConversation(self.thread.conversation_id, admission.conversation)
+        self.opened = len(admission.opened)  # events the admission logged for it (0: it opens itself)
         self.stream_ids = StreamIds()
         # A frontend tool's result (a client ``tool`` message) keeps the client's id when stored,
         # so the client's history and ``GET /messages`` agree (no stream event names it).
         for message in run_input.messages:
             if message.role == "tool":
                 self.stream_ids.tool_results.setdefault(message.tool_call_id, message.id)
-        self.saved_entry_ids: list[str] = []
-        self.skill_versions: dict[str, int | None] = {}
-        self.skipped: list[SkippedSkill] = []
-        self.reasoning = True
-        self.started = False
+        self.started = self.opened > 0
         self.meter = UsageMeter()
         self.partial: list[ModelMessage] | None = None  # what a cancelled run did, for the history
-        self.audit = ToolCallAudit()
+        self.audit = ToolCallAudit(versions=plan.capability_versions)
         self.decided_by = decided_by
         self.began = time.monotonic()
         self.first_event_seen = False
+        self.queued_behind = False  # its end found runs queued on the thread
 
     async def on_cancelled(self, cancelled: RunCancelled) -> None:
         self.partial = cancelled.new_messages()
@@ -132,23 +159,7 @@ class RunExecution:
         await self.close(terminal)
 
     async def events(self) -> Any:
-        plan = await in_db_thread(assemble)(self.agent)
-        self.skill_versions = plan.skill_versions
-        self.skipped = plan.skipped
-        self.reasoning = plan.reasoning
-        self.gateway = gateway = RunStateGateway(
-            thread_pk=self.thread.pk,
-            run_pk=self.run.pk,
-            run_id=self.run.run_id,
-            writer=self.writer,
-            state=self.thread.state,
-            version=self.thread.state_version,
-            private_keys=private_keys(plan.state_schema),
-            private=self.thread.private_state or {},
-            predictions=plan.predict_state,
-            predict_per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
-        )
-        self.audit.versions = plan.capability_versions
+        plan = self.plan
         for skipped in plan.skipped:
             logger.warning(
                 "run %s: skill %r left out (tenant %r, agent %r): %s",
@@ -168,19 +179,19 @@ class RunExecution:
             agent=plan.agent,
             run_input=run_input_without_state(self.run_input),
             accept=SSE_CONTENT_TYPE,
-            conversation_store=STORE,
+            conversation_store=self.conversation,
             conversation_scope=self.tenant.conversation_scope,
             manage_message_history="server",
         )
         adapter.limits = RunLimits(plan.max_iterations, plan.max_execution_seconds)
-        record = await STORE.read_record(self.thread.conversation_id)
+        record = await self.conversation.read_record(self.thread.conversation_id)  # from memory
         earlier_requests = record.usage.requests if record is not None else 0
         deps = ToolDeps(
             tenant_slug=self.tenant.slug,
             agent_slug=self.agent.slug,
             thread_id=self.thread.thread_id,
             run_id=self.run.run_id,
-            state_gateway=gateway,
+            state_gateway=self.gateway,
         )
         return adapter.run_stream(
             deps=deps,
@@ -190,31 +201,24 @@ class RunExecution:
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
             instructions=state_instructions,
-            capabilities=[StateSync(gateway), self.meter, self.audit],
+            capabilities=[StateSync(self.gateway), self.meter, self.audit],
             on_cancel=self.on_cancelled,
         )
 
     async def log(self, event: BaseEvent) -> None:
         gateway = self.gateway
-        assert gateway is not None  # events come only once the agent is assembled
-        if event.type == EventType.RUN_STARTED:
-            await self.writer.add(encode(event))
-            await gateway.log_snapshot()
-            for skipped in self.skipped:
-                await self.writer.add(
-                    capability_skipped(capability_id=skipped.skill_id, reason=skipped.reason)
-                )
-            for decision in resume_decisions(self.run_input, self.decided_by):
-                await self.writer.add(tool_call_decision(**decision))
-            self.started = True
+        if isinstance(event, RunStartedEvent):
+            if not self.started:  # a queued run, admitted before: it opens its stream now
+                await self.writer.add(encode(event))
+                await gateway.log_snapshot()
+                for opening in opening_events(self.plan, self.run_input, self.decided_by):
+                    await self.writer.add(opening)
+                self.started = True
             return
-        if not self.reasoning and event.type in REASONING_TYPES:
+        if not self.plan.reasoning and event.type in REASONING_TYPES:
             return
-        if isinstance(event, CustomEvent) and event.name == CONVERSATION_SAVED:
-            # pydantic-ai's bookkeeping (internal ids); we record the stream's ids on those entries instead.
-            if isinstance(event.value, dict):
-                self.saved_entry_ids = list(event.value.get("entry_ids") or [])
-            return
+        if event.type == EventType.CUSTOM and getattr(event, "name", None) == CONVERSATION_SAVED:
+            return  # pydantic-ai's bookkeeping (internal ids): the completion records the stream's ids
         if not self.first_event_seen:
             self.first_event_seen = True
             metrics.time_to_first_event_seconds.observe(time.monotonic() - self.began)
@@ -229,46 +233,67 @@ class RunExecution:
             await self.writer.add(encode(audit))
 
     async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
-        """Log the terminal event and record the run's end in one transaction."""
+        """Log the last events and the terminal one, and record the run's end, in one transaction."""
         status, outcome, error = self.ending(terminal, interrupted)
         await self.restore_predictions()
-
-        def finish() -> list[PendingEvent]:
-            events: list[PendingEvent] = []
-            if not self.started:  # failed before the stream began: it must still start properly
-                events.append(run_started(thread_id=self.thread.thread_id, run_id=self.run.run_id))
-            snapshot = run_complete(
-                run=self.run,
-                status=status,
-                outcome=outcome,
-                error=error,
-                saved_entry_ids=self.saved_entry_ids,
-                stream_ids=self.stream_ids,
-                skill_versions=self.skill_versions,
-                client_message_ids=[m.id for m in self.run_input.messages],
-                usage=self.meter.total,
-                partial=self.partial,
-            )
-            # Held for the run's own stream, not logged: the log stays O(turn) (``run_messages``).
-            HELD.hold(self.thread.pk, self.run.run_id, messages_snapshot(snapshot) if snapshot else None)
-            events.append(encode(terminal))
-            return events
-
+        end = RunEnd(
+            status=status,
+            outcome=outcome,
+            error=error,
+            usage=self.meter.total,
+            stream_ids=self.stream_ids,
+            skill_versions=self.plan.skill_versions,
+            client_message_ids=[m.id for m in self.run_input.messages],
+            partial=self.partial,
+        )
+        self.handle.ended = True  # its clients leaving as it ends changes nothing now
         try:
-            await self.writer.flush_with(finish)
+            completed = await self.complete(end, terminal)
+        except ConversationConflict:
+            logger.warning(
+                "run %s: the conversation changed under it; its answer is not stored", self.run.run_id
+            )
+            self.conversation.pending.clear()
+            self.conversation.record = None  # nothing of this run's save is written
+            end = RunEnd(status=RunStatus.FAILED, outcome=None, error=CONFLICT_ERROR, usage=end.usage)
+            terminal = RunErrorEvent(message=CONFLICT_ERROR["message"], code=CONFLICT_ERROR["code"])
+            completed = await self.complete(end, terminal)
+        self.queued_behind = completed.queued if completed is not None else False
+        await self.report(end.status, end.error)
+
+    async def complete(self, end: RunEnd, terminal: BaseEvent) -> Completed | None:
+        """``services.completion.run_complete`` with the writer's last batch. Raises
+        ``ConversationConflict``; any other failure is logged (the stale-run sweep closes the run)."""
+        last: list[PendingEvent] = []
+        if not self.started:  # failed before the stream began: it must still start properly
+            protocol_1_0 = declares_1_0(self.run.protocol_version)
+            last.append(
+                run_started(
+                    thread_id=self.thread.thread_id, run_id=self.run.run_id, protocol_1_0=protocol_1_0
+                )
+            )
+        last.append(encode(terminal))
+        try:
+            return await self.writer.close(
+                lambda batch: run_complete(
+                    thread=self.thread,
+                    run=self.run,
+                    end=end,
+                    conversation=self.conversation,
+                    events=[*batch, *last],
+                )
+            )
+        except ConversationConflict:
+            raise
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
-        await self.report(status, error)
+            return None
 
     async def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
-        """The run's end line and counters (after its end is committed, so its events are all counted)."""
+        """The run's end line and counters (after its end is committed)."""
         self.ended = (status.value, error.get("code") if error else None)
         metrics.runs_finished.labels(status=status.value).inc()
         usage = self.meter.total
-        try:
-            events: int | None = await in_db_thread(run_event_count)(self.run.pk)
-        except Exception:
-            events = None
         logs.run_finished(
             tenant=self.tenant.slug,
             agent=self.agent.slug,
@@ -276,7 +301,7 @@ class RunExecution:
             run=self.run.run_id,
             status=status.value,
             duration_ms=round((time.monotonic() - self.began) * 1000),
-            events=events,
+            events=self.opened + self.writer.count + 1,  # the admission's, the run's, the terminal one
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             error_code=error.get("code") if error else None,

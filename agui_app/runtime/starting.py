@@ -14,11 +14,15 @@ from opentelemetry.trace import Span
 from agui_app import logs, metrics, tracing
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
+from agui_app.events.hub import get_hub
 from agui_app.models import Tenant
 from agui_app.runtime.orchestrator import RunExecution
+from agui_app.runtime.state_sync import StateWatch
 from agui_app.runtime.supervisor import RunHandle, Supervisor
+from agui_app.runtime.warm import tenant_agent
+from agui_app.services.admission import Admission
 from agui_app.services.queued import run_start_queued
-from agui_app.services.runs import Admission
+from capabilities.assembly import RunAgentPlan
 from capabilities.models import Agent
 
 logger = logging.getLogger(__name__)
@@ -30,12 +34,14 @@ async def start_run(
     agent: Agent,
     tenant: Tenant,
     run_input: RunAgentInput,
+    plan: RunAgentPlan,
     decided_by: str = "",
     span: Span | None = None,
 ) -> RunHandle:
     """Start the run as a task of this process and return its handle (it outlives the request).
-    ``decided_by``: who sent the input, recorded with the approvals it answers (``audit``);
-    ``span``: the root span of the run's trace, when admission started one (else a new one)."""
+    ``plan``: the agent assembled for it; ``decided_by``: who sent the input, recorded with the
+    approvals it answers (``audit``); ``span``: the root span of the run's trace, when admission
+    started one (else a new one)."""
     supervisor = await get_supervisor()
     if span is None:
         span = tracing.start_run_span(
@@ -45,7 +51,10 @@ async def start_run(
             run_id=admission.run.run_id,
         )
     handle = RunHandle(
-        thread_key=str(admission.thread.pk), run_pk=admission.run.pk, run_id=admission.run.run_id
+        thread_key=str(admission.thread.pk),
+        run_pk=admission.run.pk,
+        run_id=admission.run.run_id,
+        on_disconnect=admission.run.on_disconnect,
     )
     supervisor.register(handle)
     run = RunExecution(
@@ -54,8 +63,16 @@ async def start_run(
         tenant=tenant,
         run_input=run_input,
         handle=handle,
+        plan=plan,
         decided_by=decided_by,
     )
+
+    # The run's watch on other writers' state changes: from its admission, which read the state, on
+    # (a queued run reads it when it opens: ``stale`` until then).
+    watch = await get_hub().subscribe(str(admission.thread.pk), kind=StateWatch)
+    assert isinstance(watch, StateWatch)
+    watch.run_id, watch.stale = admission.run.run_id, not admission.opened
+    run.gateway.watch(watch)
 
     async def execute() -> None:
         metrics.active_runs.inc()
@@ -65,8 +82,10 @@ async def start_run(
         finally:
             metrics.active_runs.dec()
             supervisor.unregister(handle)
+            await watch.close()
             tracing.end_run_span(span, status=run.ended[0], error_code=run.ended[1])
-        await start_next_queued(admission.thread.pk)  # not when the task itself was cancelled
+        if run.queued_behind:  # not when the task itself was cancelled
+            await start_next_queued(admission.thread.pk)
 
     handle.task = spawn_detached(execute(), name=f"agui-run-{handle.run_id}")
     metrics.runs_started.inc()
@@ -86,8 +105,13 @@ async def start_next_queued(thread_pk: Any) -> None:
         )
         return
     if queued is not None:
+        warm = await tenant_agent(queued.tenant.pk, queued.agent.slug)  # agents with threads stay
         await start_run(
-            admission=queued.admission, agent=queued.agent, tenant=queued.tenant, run_input=queued.run_input
+            admission=queued.admission,
+            agent=warm.agent,
+            tenant=queued.tenant,
+            run_input=queued.run_input,
+            plan=warm.plan_for_run(),
         )
 
 
@@ -99,7 +123,7 @@ async def get_supervisor() -> Supervisor:
     with ``start_next_queued``."""
     loop = asyncio.get_running_loop()
     for stale in [other for other in _supervisors if other.is_closed()]:
-        del _supervisors[stale]
+        _supervisors.pop(stale).stop_listening()
     supervisor = _supervisors.get(loop)
     if supervisor is None:
         supervisor = _supervisors[loop] = Supervisor(loop, queue_starter=start_next_queued)

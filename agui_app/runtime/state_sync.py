@@ -27,7 +27,8 @@ from pydantic_ai.tools import ToolDefinition
 
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError
-from agui_app.events.shape import encode
+from agui_app.events.hub import Subscription
+from agui_app.events.shape import LoggedEvent, encode
 from agui_app.models import StateSource
 from agui_app.runtime.declarative import StateEvent, event_ops, take_state_events
 from agui_app.runtime.predictive import PredictiveState
@@ -78,6 +79,7 @@ class RunStateGateway:
         self.predictive = PredictiveState(
             predictions, source=self, private_keys=private_keys, per_second=predict_per_second
         )
+        self.watcher: StateWatch | None = None
 
     @property
     def view(self) -> MutableMapping[str, Any]:
@@ -104,8 +106,15 @@ class RunStateGateway:
             )
             self.document.adopt(self._merged(state))
 
+    def watch(self, watch: StateWatch) -> None:
+        """Read the stored state again only when ``watch`` saw another writer change it."""
+        self.watcher = watch
+
     async def refresh(self) -> None:
-        """Adopt the stored state if another writer changed it since this run last saw it."""
+        """Adopt the stored state if another writer changed it since this run last saw it (read
+        only when the run's ``StateWatch`` saw a change, or cannot tell)."""
+        if self.watcher is not None and not self.watcher.take_stale():
+            return
         async with self.lock:
             stored = await astored_state_if_newer(thread_pk=self.thread_pk, version=self.version)
             if stored is not None:
@@ -192,6 +201,29 @@ class RunStateGateway:
         # their changes (for the next commit) on top of what is stored now.
         self.document.rebase(self._merged(stored))
         return self.version
+
+
+STATE_TYPES = frozenset({"STATE_DELTA", "STATE_SNAPSHOT"})
+
+
+class StateWatch(Subscription):
+    """A run's watch on its thread's state: the hub hands it every event logged on the thread, and
+    it notes whether a state change of another writer (a client, the API, another run) came — so
+    the run reads the stored state before a model request only then. It also says "stale" when it
+    cannot tell: before it was told which run it watches for, and while the channel layer is down
+    (other processes' changes do not reach this hub then)."""
+
+    run_id: str | None = None
+    stale = True
+
+    def push(self, events: Sequence[LoggedEvent]) -> None:
+        if not self.stale and any(e.type in STATE_TYPES and e.run_id != self.run_id for e in events):
+            self.stale = True
+
+    def take_stale(self) -> bool:
+        stale = self.stale or self.hub.degraded
+        self.stale = False
+        return stale
 
 
 @dataclass

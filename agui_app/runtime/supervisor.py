@@ -1,10 +1,16 @@
 """This process's runs: their tasks and cancel tokens, heartbeats, cancel requests from any
-process, and the sweep that recovers runs whose process died.
+process, the disconnect policy, and the sweep that recovers runs whose process died.
 
-One supervisor per event loop (a server process has one: ``runtime.lifespan`` keeps them). It listens for ``agui.cancel``
-control messages on the hub, beats every ``AGUI_RUN_HEARTBEAT_SECONDS`` for its runs (and
-cancels those whose ``cancel_requested`` flag it finds set, in case a message was lost), and
-sweeps stale runs of other processes.
+One supervisor per event loop (a server process has one: ``runtime.starting`` keeps them). It listens
+for ``agui.cancel`` control messages on the hub, beats every ``AGUI_RUN_HEARTBEAT_SECONDS`` for its
+runs (and cancels those whose ``cancel_requested`` flag it finds set, in case a message was lost),
+and sweeps stale runs of other processes.
+
+The disconnect policy (``onDisconnect: cancel``): a run of ours with that policy watches its thread's
+presence (``runtime.presence``). When its last client anywhere leaves, the run's row says since when
+(``detached_at``, which another process's admission reads: stop, then send) and a grace window of
+``AGUI_DISCONNECT_GRACE_SECONDS`` starts; a client that comes back within it clears both; otherwise
+the run is cancelled. Nothing of this reads the database.
 """
 
 from __future__ import annotations
@@ -22,9 +28,11 @@ from pydantic_ai import CancellationToken
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.events.hub import get_hub
-from agui_app.services.attachments import attachments_heartbeat, runs_abandoned
+from agui_app.models import OnDisconnect
+from agui_app.runtime.presence import PRESENCE_VIEW
 from agui_app.services.queued import threads_with_queued_runs
 from agui_app.services.recovery import runs_heartbeat, runs_recover_stale
+from agui_app.services.runs import run_set_detached
 
 logger = logging.getLogger(__name__)
 SWEEP_EVERY_BEATS = 3
@@ -36,9 +44,16 @@ class RunHandle:
     thread_key: str
     run_pk: int
     run_id: str
+    on_disconnect: str = OnDisconnect.CONTINUE
     token: CancellationToken = field(default_factory=CancellationToken)
     task: asyncio.Task[None] | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    grace: asyncio.TimerHandle | None = None  # its client left: cancelled when this fires
+    ended: bool = False  # its end is committed: its clients leaving changes nothing
+
+    @property
+    def cancels_when_left(self) -> bool:
+        return self.on_disconnect == OnDisconnect.CANCEL
 
     def cancel(self) -> None:
         if not self.token.cancelled:
@@ -61,14 +76,27 @@ class Supervisor:
         hub = get_hub()
         await hub.ensure_started()
         hub.control_handlers.append(self.on_control)
+        PRESENCE_VIEW.listeners.append(self.on_presence)
         self._task = spawn_detached(self._beat(), name="agui-run-supervisor")
+
+    def stop_listening(self) -> None:
+        """The loop closed (a test's): this supervisor hears presence no more."""
+        with contextlib.suppress(ValueError):
+            PRESENCE_VIEW.listeners.remove(self.on_presence)
 
     def register(self, handle: RunHandle) -> None:
         self.runs[handle.run_pk] = handle
-        self.check_abandoned_later(handle)  # a client that never attaches leaves it abandoned too
+        if handle.cancels_when_left:
+            PRESENCE_VIEW.watch(handle.thread_key)
+            if not PRESENCE_VIEW.attached(handle.thread_key):  # no client (yet): a queued run's start
+                self.start_grace(handle, record=False)  # its row says so already
 
     def unregister(self, handle: RunHandle) -> None:
         self.runs.pop(handle.run_pk, None)
+        if handle.grace is not None:
+            handle.grace.cancel()
+        if not any(other.thread_key == handle.thread_key for other in self.runs.values()):
+            PRESENCE_VIEW.unwatch(handle.thread_key)
         handle.done.set()
 
     def find(self, thread_key: str, run_id: str) -> RunHandle | None:
@@ -78,35 +106,53 @@ class Supervisor:
         return None
 
     def on_control(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        if kind in ("agui.cancel", "agui.detached"):
+        if message.get("type") == "agui.cancel":
             handle = self.find(str(message.get("thread")), str(message.get("run_id")))
-            if handle is not None and kind == "agui.cancel":
+            if handle is not None:
                 handle.cancel()
-            elif handle is not None:
-                self.check_abandoned_later(handle)
 
-    def check_abandoned_later(self, handle: RunHandle) -> None:
-        """Once the grace window has passed, cancel the run if it is still without a client
-        (policy ``cancel``); the beat does the same, as a safety net."""
+    def on_presence(self, thread_key: str, attached: bool) -> None:
+        """Presence changed (from the loop's thread, or any thread: scheduled on the loop)."""
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self._presence_changed, thread_key, attached)
 
-        async def check() -> None:
-            with contextlib.suppress(Exception):
-                if handle.run_pk in await in_db_thread(runs_abandoned)([handle.run_pk]):
-                    handle.cancel()
+    def _presence_changed(self, thread_key: str, attached: bool) -> None:
+        for handle in [
+            h
+            for h in self.runs.values()
+            if h.thread_key == thread_key and h.cancels_when_left and not h.ended
+        ]:
+            if attached and handle.grace is not None:
+                handle.grace.cancel()
+                handle.grace = None
+                self.record_detached(handle, False)
+            elif not attached and handle.grace is None:
+                self.start_grace(handle, record=True)
 
-        self.loop.call_later(
-            settings.AGUI_DISCONNECT_GRACE_SECONDS + 0.05,
-            lambda: None if handle.done.is_set() else spawn_detached(check(), name="agui-grace"),
+    def start_grace(self, handle: RunHandle, *, record: bool) -> None:
+        """The run has no client: cancel it once the grace window passed, unless one comes back."""
+        if record:
+            self.record_detached(handle, True)
+        handle.grace = self.loop.call_later(settings.AGUI_DISCONNECT_GRACE_SECONDS, self._grace_over, handle)
+
+    def _grace_over(self, handle: RunHandle) -> None:
+        handle.grace = None
+        if not handle.done.is_set() and not PRESENCE_VIEW.attached(handle.thread_key):
+            handle.cancel()
+
+    def record_detached(self, handle: RunHandle, detached: bool) -> None:
+        """Stamp (or clear) ``detached_at`` on the run's row, for other processes' admissions."""
+        spawn_detached(
+            in_db_thread(run_set_detached)(run_pk=handle.run_pk, detached=detached), name="agui-detached"
         )
 
     async def _beat(self) -> None:
         beats = 0
         while True:
             try:
+                PRESENCE_VIEW.beat()
                 flagged = await in_db_thread(runs_heartbeat)(list(self.runs))
-                await in_db_thread(attachments_heartbeat)()
-                flagged |= set(await in_db_thread(runs_abandoned)(list(self.runs)))
                 for run_pk in flagged:
                     if (handle := self.runs.get(run_pk)) is not None:
                         handle.cancel()

@@ -1,9 +1,9 @@
 """A run's event writer: buffers encoded events and appends them to the log in batches.
 
 Flushes on size (``AGUI_EVENT_FLUSH_EVENTS``), on time (``AGUI_EVENT_FLUSH_MS`` after the first
-buffered event) and on demand (before a state change, at the end). One flush at a time, in
-order; a batch is one transaction and one hop to the database thread. Nothing is published
-before it is committed.
+buffered event) and on demand (before a state change); the run's last batch goes with its end
+(``close``). One flush at a time, in order; a batch is one transaction and one hop to the database
+thread. Nothing is published before it is committed.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -20,6 +21,8 @@ from agui_app import metrics
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.events.log import append_events
 from agui_app.events.shape import PendingEvent
+
+T = TypeVar("T")
 
 
 class RunEventWriter:
@@ -58,29 +61,39 @@ class RunEventWriter:
             self.failure = exc
 
     async def flush(self) -> None:
-        await self.flush_with()
-
-    async def flush_with(self, finish: Callable[[], list[PendingEvent]] | None = None) -> None:
-        """Append the buffered events; with ``finish``, call it in the same transaction and append
-        the events it returns after them (a run's last events, logged atomically with its end)."""
+        """Append the buffered events (one transaction, one hop)."""
         async with self.lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
+            self._stop_timer()
             batch, self.pending = self.pending, []
-            if batch or finish is not None:
-                try:
-                    await in_db_thread(self._write)(batch, finish)
-                except BaseException:
-                    # Not logged, so no client saw them: keep them, in order, for the next try
-                    # (the run's closing flush), so the log never misses an event of the run.
-                    self.pending[:0] = batch
-                    raise
+            if batch:
+                await self._hop(self._write, batch)
 
-    def _write(self, batch: list[PendingEvent], finish: Callable[[], list[PendingEvent]] | None) -> None:
+    async def close(self, complete: Callable[[list[PendingEvent]], T]) -> T:
+        """The run's end: ``complete(batch)`` runs on a database thread with the buffered events (it
+        logs them with the run's last ones and records the end, in one transaction). Returns what it
+        returns; the writer takes no more events after a successful close."""
+        async with self.lock:
+            self._stop_timer()
+            batch, self.pending = self.pending, []
+            return await self._hop(complete, batch)
+
+    async def _hop(self, write: Callable[[list[PendingEvent]], T], batch: list[PendingEvent]) -> T:
         began = time.monotonic()
+        try:
+            return await in_db_thread(write)(batch)
+        except BaseException:
+            # Not logged, so no client saw them: keep them, in order, for the next try (the run's
+            # closing write), so the log never misses an event of the run.
+            self.pending[:0] = batch
+            raise
+        finally:
+            metrics.event_write_seconds.observe(time.monotonic() - began)
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _write(self, batch: list[PendingEvent]) -> None:
         with transaction.atomic():
-            if finish is not None:
-                batch = batch + finish()
             append_events(self.thread_pk, batch, run_pk=self.run_pk, run_id=self.run_id)
-        metrics.event_write_seconds.observe(time.monotonic() - began)

@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from agui_app.access import Principal
+from agui_app.events.config import config_changed
 from agui_app.models import ApiKey, KeyScope, Tenant
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -69,7 +70,11 @@ def api_key_ensure(*, tenant: Tenant, raw_key: str, name: str = "default") -> No
 
 def api_keys_revoke(*, keys: QuerySet[ApiKey]) -> int:
     """Revoke the keys that are still active; returns how many. Revoked keys stop working at once."""
-    return keys.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    tenants = set(keys.filter(revoked_at__isnull=True).values_list("tenant_id", flat=True))
+    revoked = keys.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    for tenant_id in tenants:  # an update sends no model signal: tell every process's key cache
+        config_changed(tenant_id)
+    return revoked
 
 
 def api_key_rotate(*, key: ApiKey, grace: timedelta) -> str:

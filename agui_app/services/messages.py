@@ -20,6 +20,7 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+from pydantic_ai.conversation_store import ConversationEntry as PaiConversationEntry
 from pydantic_ai.messages import ModelMessage
 
 from agui_app.conversation_store import load_message
@@ -81,32 +82,38 @@ class IdAssigner:
         return None
 
 
-def record_stream_ids(entry_ids: Sequence[str], ids: StreamIds) -> tuple[list[ModelMessage], list[str]]:
-    """Store the stream's ids on the entries a run saved (one statement); returns those entries'
-    messages and the AG-UI message ids they now carry, in order.
-
-    A user message keeps the id the client sent (pydantic-ai carries it on the message).
-    """
-    rows = {row.id: row for row in ConversationEntry.objects.filter(pk__in=list(entry_ids))}
+def stream_ids_of(
+    entries: Sequence[PaiConversationEntry], ids: StreamIds
+) -> tuple[dict[str, list[str]], list[str]]:
+    """The AG-UI message ids each of a run's saved entries dumps to, as the stream named them (by
+    entry id), and all of them in order. A user message keeps the id the client sent (pydantic-ai
+    carries it on the message); a message the stream never named gets one derived from its entry."""
     assigner = IdAssigner(ids)
-    saved: list[ModelMessage] = []
+    by_entry: dict[str, list[str]] = {}
     message_ids: list[str] = []
-    changed: list[ConversationEntry] = []
-    for entry_id in entry_ids:
-        row = rows.get(entry_id)
-        if row is None:
-            continue
-        message = load_message(row.message)
-        saved.append(message)
-        dumped = dump(message)
-        row.ui_message_ids = [
-            assigner.id_for(m) or (m.id if m.role == "user" else f"{row.id}.{i}")
-            for i, m in enumerate(dumped)
+    for entry in entries:
+        by_entry[entry.id] = [
+            assigner.id_for(m) or (m.id if m.role == "user" else f"{entry.id}.{i}")
+            for i, m in enumerate(dump(entry.message))
         ]
-        message_ids += row.ui_message_ids
-        changed.append(row)
-    ConversationEntry.objects.bulk_update(changed, ["ui_message_ids"])
-    return saved, message_ids
+        message_ids += by_entry[entry.id]
+    return by_entry, message_ids
+
+
+def record_stream_ids(entry_ids: Sequence[str], ids: StreamIds) -> tuple[list[ModelMessage], list[str]]:
+    """Store the stream's ids on entries already saved (a cancelled run's partial answer; one
+    statement); returns those entries' messages and the AG-UI message ids they now carry, in order."""
+    rows = {row.id: row for row in ConversationEntry.objects.filter(pk__in=list(entry_ids))}
+    entries = [
+        PaiConversationEntry(id=row.id, parent_id=row.parent_id, message=load_message(row.message))
+        for entry_id in entry_ids
+        if (row := rows.get(entry_id)) is not None
+    ]
+    by_entry, message_ids = stream_ids_of(entries, ids)
+    for entry in entries:
+        rows[entry.id].ui_message_ids = by_entry[entry.id]
+    ConversationEntry.objects.bulk_update([rows[e.id] for e in entries], ["ui_message_ids"])
+    return [entry.message for entry in entries], message_ids
 
 
 def loaded_in(messages: Sequence[ModelMessage]) -> set[str]:

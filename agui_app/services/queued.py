@@ -17,10 +17,10 @@ from pydantic_ai.ui.ag_ui import AGUIAdapter
 from agui_app.errors import Conflict
 from agui_app.events.held import HELD
 from agui_app.events.log import append_events
-from agui_app.events.shape import run_error, run_started
+from agui_app.events.shape import declares_1_0, run_error, run_started
 from agui_app.models import Run, RunStatus, StateSource, Tenant, Thread
 from agui_app.process import PROCESS_ID
-from agui_app.services.runs import Admission, check_open_interrupts, rollback_base
+from agui_app.services.admission import Admission, check_open_interrupts, rollback_base
 from agui_app.services.state import state_replace
 from agui_app.services.webhooks import run_ended
 from capabilities.models import Agent
@@ -48,7 +48,10 @@ def run_start_queued(*, thread_pk: uuid.UUID) -> QueuedStart | None:
             )
             if thread is None or Run.objects.filter(thread=thread, status=RunStatus.RUNNING).exists():
                 return None
-            for run in Run.objects.filter(thread=thread, status=RunStatus.QUEUED).order_by("id"):
+            queued = list(Run.objects.filter(thread=thread, status=RunStatus.QUEUED).order_by("id"))
+            # The flag a run's end reads: set while another queued run waits behind this one.
+            Thread.objects.filter(pk=thread.pk).update(has_queued_runs=len(queued) > 1)
+            for run in queued:
                 run_input = AGUIAdapter.build_run_input(orjson.dumps(run.queued_input))
                 try:
                     check_open_interrupts(thread, run_input)
@@ -93,7 +96,7 @@ def _refuse(thread: Thread, run: Run, error: Conflict) -> None:
     run.error = {"code": error.code, "message": error.message}
     run.save(update_fields=["status", "finished_at", "queued_input", "error"])
     start = run_started(
-        thread_id=thread.thread_id, run_id=run.run_id, protocol_1_0=run.protocol_version.startswith("1.")
+        thread_id=thread.thread_id, run_id=run.run_id, protocol_1_0=declares_1_0(run.protocol_version)
     )
     ending = run_error(message=error.message, code=error.code)
     append_events(thread.pk, [start, ending], run_pk=run.pk, run_id=run.run_id)

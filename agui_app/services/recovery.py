@@ -21,6 +21,7 @@ from agui_app.events.shape import PendingEvent, run_error, run_started
 from agui_app.models import Event, Run, RunStatus
 from agui_app.process import Owner, is_this_process
 from agui_app.services.conversations import conversation_keep_user_messages, unanswered_note
+from agui_app.services.usage import Usage, usage_add_to_month
 from agui_app.services.webhooks import run_ended
 
 INTERRUPTED_MESSAGE = (
@@ -50,7 +51,10 @@ def run_recover(run: Run) -> None:
         locked.status = RunStatus.INTERRUPTED
         locked.error = {"code": "run_interrupted", "message": INTERRUPTED_MESSAGE}
         locked.finished_at = timezone.now()
-        locked.save(update_fields=["status", "error", "finished_at"])
+        if not locked.usage_counted:  # it would have been counted with its end
+            usage_add_to_month(run=locked, tenant_id=locked.thread.tenant_id, usage=Usage(), count_run=True)
+            locked.usage_counted = True
+        locked.save(update_fields=["status", "error", "finished_at", "usage_counted"])
         run_ended(run_pk=locked.pk)  # the webhook's outbox row, in this same transaction
         conversation_keep_user_messages(
             thread=locked.thread,

@@ -1,9 +1,11 @@
 """Model usage: what a run spent, the tenant's monthly counters, and the quotas held against them.
 
 A run's usage (model requests, input and output tokens, as pydantic-ai reports them) is written on
-the ``Run`` and added to the tenant's ``UsageMonth`` in the transaction that ends the run. The run
-itself is counted when it is admitted, under its quota: a run that would start past the tenant's
-monthly runs or tokens is refused (429 ``quota_exceeded``) before anything is written.
+the ``Run`` and added to the tenant's ``UsageMonth`` in the transaction that ends the run. A run of a
+tenant with a monthly run quota is counted when it is admitted, under its quota: a run that would start
+past the tenant's monthly runs or tokens is refused (429 ``quota_exceeded``) before anything is written.
+Without a run quota the run is counted with its end, in the same statement as its tokens
+(``Run.usage_counted`` says which), so ``quotas.used.runs`` counts finished runs then.
 """
 
 from __future__ import annotations
@@ -107,9 +109,10 @@ def usage_fields(usage: Usage) -> dict[str, int]:
     }
 
 
-def usage_add_to_month(*, run: Run, tenant_id: int, usage: Usage) -> None:
-    """Add what a run spent to its month's counters (one statement when the row exists)."""
-    if usage == Usage():
+def usage_add_to_month(*, run: Run, tenant_id: int, usage: Usage, count_run: bool = False) -> None:
+    """Add what a run spent to its month's counters, and the run itself when ``count_run`` (it was
+    not counted at its admission). One statement when the month's row exists."""
+    if usage == Usage() and not count_run:
         return
     month = month_of(run.started_at or timezone.now())
     month_row = UsageMonth.objects.filter(tenant_id=tenant_id, month=month)
@@ -117,6 +120,7 @@ def usage_add_to_month(*, run: Run, tenant_id: int, usage: Usage) -> None:
         "requests": F("requests") + usage.requests,
         "input_tokens": F("input_tokens") + usage.input_tokens,
         "output_tokens": F("output_tokens") + usage.output_tokens,
+        **({"runs": F("runs") + 1} if count_run else {}),
     }
     if not month_row.update(**added):
         UsageMonth.objects.get_or_create(tenant_id=tenant_id, month=month)

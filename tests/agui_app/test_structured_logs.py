@@ -11,6 +11,7 @@ from asgiref.sync import sync_to_async
 from rest_framework.test import APIClient
 
 import project.asgi  # noqa: F401  (its django.setup() configures logging anew: before caplog's handler)
+from agui_app.events.config import config_changed
 from agui_app.logs import JsonFormatter, KeyValueFormatter
 from agui_app.services.tokens import token_mint
 from capabilities.models import Agent
@@ -46,6 +47,7 @@ async def test_runs_and_refusals_are_logged_with_their_fields_and_no_credential(
     ok = await run(alice, "assistant", run_input("t-logged", [user(script({"say": "fine"}))], run_id="r-ok"))
     assert ok[-1].type == "RUN_FINISHED"
     await Agent.objects.filter(pk=agent.pk).aupdate(model="no-such-provider:x")
+    await sync_to_async(config_changed)(agent.tenant_id)  # an update() sends no save signal
     failed = await run(
         AsgiClient(owner_key), "assistant", run_input("t-failing", [user("hi")], run_id="r-bad")
     )

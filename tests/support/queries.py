@@ -18,11 +18,23 @@ from django.db.backends.utils import CursorWrapper
 class Counted:
     statements: list[str] = field(default_factory=list)
     commits: int = 0
+    autocommitted: int = 0  # statements that ran outside any atomic block: a transaction each
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def note(self, sql: Any) -> None:
+    def note(self, sql: Any, *, in_atomic_block: bool = True) -> None:
         with self.lock:
             self.statements.append(str(sql))
+            if not in_atomic_block and not str(sql).lstrip().upper().startswith("BEGIN"):
+                self.autocommitted += 1
+
+    @property
+    def transactions(self) -> int:
+        """Transactions the work committed: its atomic blocks and its autocommitted statements."""
+        return self.commits + self.autocommitted
+
+    def sql(self) -> list[str]:
+        """The statements, without SQLite's ``BEGIN`` (a transaction's start, not work)."""
+        return [s for s in self.statements if not s.lstrip().upper().startswith("BEGIN")]
 
     def selects(self) -> list[str]:
         return [s for s in self.statements if s.lstrip().upper().startswith(("SELECT", "WITH"))]
@@ -39,11 +51,11 @@ def counting_queries(monkeypatch: Any) -> Iterator[Counted]:
     )
 
     def counted_execute(self: CursorWrapper, sql: Any, params: Any = None) -> Any:
-        counted.note(sql)
+        counted.note(sql, in_atomic_block=self.db.in_atomic_block)
         return execute(self, sql, params)
 
     def counted_executemany(self: CursorWrapper, sql: Any, param_list: Any) -> Any:
-        counted.note(sql)
+        counted.note(sql, in_atomic_block=self.db.in_atomic_block)
         return executemany(self, sql, param_list)
 
     def counted_commit(self: BaseDatabaseWrapper) -> None:

@@ -1,9 +1,11 @@
 """Bearer credentials on every transport: ``Authorization: Bearer <API key | user token>``.
 
-``principal_for`` tells the two apart (keys are ``agui_<prefix>_<secret>``, tokens JWTs) and
-returns the ``Principal`` that scopes everything the request can reach. ``admit_request`` is the
-whole check of the streaming endpoints — credential, browser origin, request rate — in one hop to
-a database thread; DRF views do the same through ``ApiKeyAuthentication`` and the
+``services.credentials.principal_for`` tells the two apart (keys are ``agui_<prefix>_<secret>``, tokens
+JWTs) and returns the ``Principal`` that scopes everything the request can reach; ``runtime.warm``
+keeps it per process, so a warm process authenticates without touching the database.
+``authenticate`` checks the credential and the browser origin (no hop when warm); ``admit_request``
+adds the request rate, in one hop to a database thread (the run endpoint counts the request in its
+admission's hop instead). DRF views do the same through ``ApiKeyAuthentication`` and the
 ``CredentialRateThrottle``.
 """
 
@@ -16,9 +18,8 @@ from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import Forbidden, Unauthenticated
 from agui_app.models import Tenant
-from agui_app.services.keys import key_principal
+from agui_app.runtime.warm import principal_for_cached, principal_of
 from agui_app.services.ratelimits import count_request
-from agui_app.services.tokens import looks_like_token, token_principal
 from agui_app.transports.edge.browsers import origin_refusal, site_origin
 
 KEY_REQUIRED = "A valid API key or user token is required (Authorization: Bearer <credential>)."
@@ -33,14 +34,23 @@ def bearer_token(header: str | None) -> str | None:
     return token.strip()
 
 
-def principal_for(raw: str | None) -> Principal | None:
-    """The principal of a key or token, or ``None``. Raises ``TokenExpired`` for an expired token."""
-    if not raw or len(raw) > 8192:
-        return None
-    return token_principal(raw) if looks_like_token(raw) else key_principal(raw)
+def check_principal(principal: Principal | None, origin: str | None, site: str) -> Principal:
+    """Raises 401 for no principal, 403 for a browser outside its tenant's origins."""
+    if principal is None:
+        raise Unauthenticated(KEY_REQUIRED)
+    if refusal := origin_refusal(principal, origin, site=site):
+        raise refusal
+    return principal
 
 
-aprincipal_for = in_db_thread(principal_for)
+async def authenticate(authorization: str | None, origin: str | None, site: str) -> Principal:
+    """The request's principal, its browser origin checked (a hop only on a cold process).
+
+    Raises:
+        Unauthenticated: 401 (``token_expired`` for an expired token).
+        Forbidden: 403 ``key_in_browser`` / ``origin_not_allowed``.
+    """
+    return check_principal(await principal_of(bearer_token(authorization)), origin, site)
 
 
 def request_principal(authorization: str | None, origin: str | None, site: str) -> Principal:
@@ -51,11 +61,7 @@ def request_principal(authorization: str | None, origin: str | None, site: str) 
         Forbidden: 403 ``key_in_browser`` / ``origin_not_allowed``.
         RateLimited: 429 past the requests per minute.
     """
-    principal = principal_for(bearer_token(authorization))
-    if principal is None:
-        raise Unauthenticated(KEY_REQUIRED)
-    if refusal := origin_refusal(principal, origin, site=site):
-        raise refusal
+    principal = check_principal(principal_for_cached(bearer_token(authorization)), origin, site)
     count_request(principal)
     return principal
 
@@ -91,7 +97,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         header = request.META.get("HTTP_AUTHORIZATION")
         if not header:
             return None
-        principal = principal_for(bearer_token(header))
+        principal = principal_for_cached(bearer_token(header))
         if principal is None:
             raise exceptions.AuthenticationFailed("Invalid API key or user token.")
         site = site_origin(request.scheme or "http", request.get_host())

@@ -38,8 +38,9 @@ from typing import Any
 from django.conf import settings
 
 from agui_app.errors import ApiError, TooManyRequests, Unauthenticated
+from agui_app.runtime.warm import principal_of
 from agui_app.transports.edge.answers import internal_error, send_error
-from agui_app.transports.edge.auth import KEY_REQUIRED, aprincipal_for, bearer_token
+from agui_app.transports.edge.auth import KEY_REQUIRED, bearer_token
 from agui_app.transports.inputs import PayloadTooLarge, ascii_int
 
 logger = logging.getLogger(__name__)
@@ -168,7 +169,7 @@ async def refuse_early(scope: dict[str, Any]) -> ApiError | None:
 async def unauthenticated(scope: dict[str, Any]) -> ApiError | None:
     """401 for an API request without a valid credential (checked again, with scopes, by the view)."""
     try:
-        principal = await aprincipal_for(bearer_token(_header(scope, b"authorization")))
+        principal = await principal_of(bearer_token(_header(scope, b"authorization")))
     except Unauthenticated as exc:  # an expired token
         return exc
     return Unauthenticated(KEY_REQUIRED) if principal is None else None

@@ -12,7 +12,7 @@ from ag_ui.core import RunAgentInput
 from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import Conflict, not_found
-from agui_app.events.shape import connect_run
+from agui_app.events.shape import connect_run, declares_1_0
 from agui_app.pydantic_ai_private import approval_interrupt
 from agui_app.runtime.admission import start_run_request
 from agui_app.selectors.agents import agent_or_404
@@ -21,7 +21,7 @@ from agui_app.selectors.threads import thread_for, thread_id_taken
 from agui_app.transports.inputs import run_input_from_request
 from agui_app.transports.sse.consumer import SseConsumer, Stream
 from agui_app.transports.sse.framing import frame_at
-from agui_app.transports.sse.streams import run_stream
+from agui_app.transports.sse.streams import own_run_stream, run_stream
 
 aagent_or_404 = in_db_thread(agent_or_404)
 athread_for = in_db_thread(thread_for)
@@ -44,13 +44,18 @@ class RunConsumer(AgentInputConsumer):
 
     scope_needed = Scope.RUNS
 
+    counts_in_admission = True  # the request is counted in the admission's hop
+
     async def open_stream(self) -> Stream:
         principal, run_input = await self.principal_and_input()
-        _, admission = await start_run_request(
-            principal=principal, agent_slug=self.kwargs["agent_slug"], run_input=run_input
+        started = await start_run_request(
+            principal=principal,
+            agent_slug=self.kwargs["agent_slug"],
+            run_input=run_input,
+            count_request=True,
         )
-        # Anything logged between the admission and the run's start is no part of this stream.
-        return run_stream(admission.thread.pk, admission.run.run_id, admission.cursor, skip_to_start=True)
+        self.ticket = started.ticket  # released by ``finish`` if the stream never takes it
+        return own_run_stream(started)
 
 
 class ConnectConsumer(AgentInputConsumer):
@@ -73,7 +78,7 @@ class ConnectConsumer(AgentInputConsumer):
 
 
 async def connect_stream(run_input: RunAgentInput, snapshot: ConnectSnapshot | None) -> Stream:
-    protocol_1_0 = (getattr(run_input, "protocol_version", None) or "").startswith("1.")
+    protocol_1_0 = declares_1_0(run_input.protocol_version)
     synthetic = connect_run(
         thread_id=run_input.thread_id,
         run_id=run_input.run_id,

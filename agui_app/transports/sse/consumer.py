@@ -34,8 +34,9 @@ from agui_app.access import Principal, Scope
 from agui_app.errors import ApiError, MethodNotAllowed
 from agui_app.events.shape import LoggedEvent
 from agui_app.lifecycle import followers_closing
+from agui_app.runtime.presence import StreamTicket
 from agui_app.transports.edge.answers import internal_error, send_error
-from agui_app.transports.edge.auth import admit_request, insufficient_scope
+from agui_app.transports.edge.auth import admit_request, authenticate, insufficient_scope
 from agui_app.transports.edge.browsers import scope_site_origin
 from agui_app.transports.inputs import PayloadTooLarge, check_body_size
 from agui_app.transports.sse.framing import stream_headers, with_keepalives
@@ -51,12 +52,14 @@ class SseConsumer(AsyncHttpConsumer):
 
     channel_layer_alias = None  # type: ignore[assignment]  (no layer channel per request)
     methods: tuple[str, ...] = ("POST",)
+    counts_in_admission = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.size = 0
         self.body_ready: asyncio.Future[bytes] | None = None
         self.responder: asyncio.Task[None] | None = None
+        self.ticket: StreamTicket | None = None  # a run's own stream's, until the stream takes it
 
     # --- what subclasses provide ----------------------------------------------------------
 
@@ -89,9 +92,13 @@ class SseConsumer(AsyncHttpConsumer):
 
     async def principal(self, scope: Scope) -> Principal:
         """The request's principal (credential, browser origin and request rate checked), which
-        must hold ``scope``. Raises 401 / 403 / 429."""
+        must hold ``scope``. Raises 401 / 403 / 429. A consumer that ``counts_in_admission`` has its
+        request counted by the run's admission (one hop for both)."""
         site = scope_site_origin(self.scope)
-        principal = await admit_request(self.header("authorization"), self.header("origin"), site)
+        if self.counts_in_admission:
+            principal = await authenticate(self.header("authorization"), self.header("origin"), site)
+        else:
+            principal = await admit_request(self.header("authorization"), self.header("origin"), site)
         if not principal.has(scope):
             raise insufficient_scope(principal, scope)
         return principal
@@ -172,6 +179,9 @@ class SseConsumer(AsyncHttpConsumer):
                     await self.send_body(b"")
             else:
                 await self.send_error(internal_error())
+        finally:
+            if self.ticket is not None:  # a run's stream that never started: its client left
+                await self.ticket.release()
 
     async def send_error(self, error: ApiError) -> None:
         await send_error(self.send, error, self.scope)

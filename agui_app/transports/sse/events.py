@@ -8,7 +8,7 @@ from typing import Any
 
 from agui_app.access import Scope
 from agui_app.concurrency.db_threads import in_db_thread
-from agui_app.runtime.attachments import follow_attached
+from agui_app.runtime.presence import follow_attached
 from agui_app.selectors.threads import thread_or_404
 from agui_app.transports.inputs import non_negative_int
 from agui_app.transports.sse.consumer import SseConsumer, Stream

@@ -86,8 +86,11 @@ class BackgroundRunConsumer(JsonConsumer):
         slug, run_input = background_run_input(
             self.header("content-type"), await self.read_body(), thread_id=thread_id
         )
-        agent, admission = await start_run_request(principal=principal, agent_slug=slug, run_input=run_input)
-        body = {"threadId": thread_id, "agent": agent.slug, **run_summary(admission.run)}
+        started = await start_run_request(
+            principal=principal, agent_slug=slug, run_input=run_input, follow=False
+        )
+        admission = started.admission
+        body = {"threadId": thread_id, "agent": started.agent.slug, **run_summary(admission.run)}
         location = f"/api/v1/threads/{thread_id}/runs/{admission.run.run_id}"
         return 202, body, [(b"location", location.encode())]
 

@@ -35,15 +35,16 @@ from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import AmbiguousThread, ApiError, Unauthenticated, Unprocessable, not_found
 from agui_app.models import StateSource, Thread
 from agui_app.runtime.admission import start_run_request
-from agui_app.runtime.attachments import follow_attached
+from agui_app.runtime.presence import follow_attached
 from agui_app.runtime.run_messages import closing_snapshot
+from agui_app.runtime.warm import principal_of
 from agui_app.selectors.runs import run_or_404
 from agui_app.selectors.threads import staff_thread, thread_for, thread_or_404
 from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch
 from agui_app.services.tokens import TokenExpired
 from agui_app.transports.edge.answers import error_frame, socket_refused
-from agui_app.transports.edge.auth import aprincipal_for, bearer_token, insufficient_scope
+from agui_app.transports.edge.auth import bearer_token, insufficient_scope
 from agui_app.transports.edge.browsers import origin_refusal, scope_site_origin, staff_session_allowed
 from agui_app.transports.inputs import ID_PATTERN, check_json_input
 from agui_app.transports.ws.frames import (
@@ -226,9 +227,10 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                 code="thread_mismatch",
                 details={"fields": [{"field": "input.threadId", "message": "not this socket's thread"}]},
             )
-        _, admission = await start_run_request(
-            principal=self.principal, agent_slug=frame.agent, run_input=run_input
+        started = await start_run_request(
+            principal=self.principal, agent_slug=frame.agent, run_input=run_input, follow=False, attached=True
         )
+        admission = started.admission
         self.own_runs.add(run_input.run_id)
         if self.follower is None or self.follower.done():
             await self.start_following(admission.thread.pk, admission.cursor)
@@ -270,7 +272,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         a key, or a token of another tenant, is refused.
         """
         try:
-            principal = await aprincipal_for(raw_key)
+            principal = await principal_of(raw_key)
         except Unauthenticated as exc:  # an expired token
             await self.refuse(exc, CLOSE_UNAUTHENTICATED, ref=ref)
             return

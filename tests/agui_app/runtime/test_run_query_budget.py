@@ -1,40 +1,70 @@
 """What one small run costs the database, counted over every connection (its ORM work runs on the
-shared database threads): a budget, so the per-run work — admission, the stream's batches,
-pydantic-ai's history read and write, completion — cannot creep back up unnoticed.
+shared database threads, each with its own connection): the budget of docs/design.md §18, so the
+per-run work — admission, the stream's batches, pydantic-ai's history, completion — cannot creep
+back up unnoticed.
 
-Measured (issue 19): 53-56 statements on SQLite (its ``BEGIN IMMEDIATE`` included; the event
-writer's batching varies) in 7 commits, 44 in 8 on PostgreSQL — from 67 and 58-61 before admission
-and completion were folded. The budget leaves the batching its room, no more.
+A one-word run on an existing thread of a warm process: at most 3 transactions (admission, which logs
+``RUN_STARTED`` and the ``STATE_SNAPSHOT``; the stream's batch, when the run lasts past the writer's
+flush window; completion), 15 statements (SQLite's ``BEGIN`` left out) and 3 hops to a database
+thread. Measured (issue 24): 12-14 statements in 2-3 transactions and 2-3 hops on both databases,
+from 53-56 statements in 7-8 commits and ~20 hops before.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
+from agui_app.concurrency import db_threads
 from tests.support.inputs import run_input, script, user
 from tests.support.queries import counting_queries
 from tests.support.runs import run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-MAX_STATEMENTS = 58
-MAX_COMMITS = 8
+MAX_STATEMENTS = 15
+MAX_TRANSACTIONS = 3
+MAX_HOPS = 3
 SETTLE_S = 0.3
 
 
-async def test_a_one_word_run_on_an_existing_thread_stays_within_its_query_budget(
+@contextmanager
+def counting_hops(monkeypatch: Any) -> Iterator[list[str]]:
+    """Every call handed to the shared database threads while the block runs."""
+    hops: list[str] = []
+    submit = db_threads.DB_THREADS.submit
+
+    def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        wrapped = getattr(getattr(fn, "func", fn), "__self__", None)  # SyncToAsync's thread_handler
+        target = getattr(wrapped, "func", fn)
+        hops.append(getattr(target, "__qualname__", repr(target))[:120])
+        return submit(fn, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(db_threads.DB_THREADS, "submit", counted)
+        yield hops
+
+
+async def test_a_one_word_run_on_an_existing_thread_stays_within_its_budget(
     aclient, agent, monkeypatch
 ) -> None:
-    await run(aclient, "assistant", run_input("budget", [user(script({"say": "warm"}), "m-1")]))
+    first = run_input("budget", [user(script({"say": "warm"}), "m-1")])
+    await run(aclient, "assistant", first)
     await asyncio.sleep(SETTLE_S)  # the warm-up run's last work (its end line, the detach) stays out
-    with counting_queries(monkeypatch) as counted:
-        frames = await run(aclient, "assistant", run_input("budget", [user(script({"say": "hi"}), "m-2")]))
+    second = run_input("budget", [*first["messages"], user(script({"say": "hi"}), "m-2")])
+    with counting_queries(monkeypatch) as counted, counting_hops(monkeypatch) as hops:
+        frames = await run(aclient, "assistant", second)
         await asyncio.sleep(SETTLE_S)  # and this run's is counted
-    assert [f.type for f in frames][-1] == "RUN_FINISHED"
-    listing = "\n".join(s[:120] for s in counted.statements)
-    assert len(counted.statements) <= MAX_STATEMENTS, listing
-    assert counted.commits <= MAX_COMMITS, listing
-    # the admission reads the conversation record once (head and pending approvals together)
-    assert sum("agui_app_conversationrecord" in s for s in counted.selects()) <= 6, listing
+    assert [f.type for f in frames][:2] == ["RUN_STARTED", "STATE_SNAPSHOT"]
+    assert frames[-1].type == "RUN_FINISHED"
+    listing = "\n".join(s[:140] for s in counted.statements) + "\nhops:\n" + "\n".join(hops)
+    assert len(counted.sql()) <= MAX_STATEMENTS, listing
+    assert counted.transactions <= MAX_TRANSACTIONS, listing
+    assert len(hops) <= MAX_HOPS, listing
+    # The history is read once per run (the admission; here not even that: this process holds it).
+    assert sum("WITH RECURSIVE" in s for s in counted.statements) == 0, listing
+    assert sum("agui_app_conversationrecord" in s for s in counted.selects()) == 1, listing

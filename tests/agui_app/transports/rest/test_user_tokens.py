@@ -12,8 +12,8 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from agui_app.models import Tenant
+from agui_app.services.credentials import principal_for
 from agui_app.services.tokens import token_secret_rotate, tokens_revoke_user
-from agui_app.transports.edge.auth import principal_for
 from tests.conftest import user_token
 from tests.support.asgi import AsgiClient
 from tests.support.db import row_counts
