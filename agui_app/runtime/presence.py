@@ -136,7 +136,7 @@ class Presence:
         if followed:
             broadcast_control({"type": PRESENCE, "attached": followed})
         for key in list(self.remote):
-            before_expiry = self.attached(key)
+            before_expiry = self.local.get(key, 0) > 0 or bool(self.remote[key])  # as last heard
             processes = {p: until for p, until in self.remote[key].items() if until > now}
             if processes:
                 self.remote[key] = processes
