@@ -69,12 +69,40 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 install_credential_audit()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _processes_logs_are_audited(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Server and worker processes log to ``*.log`` files under the run's temporary directory: the
+    run's end searches them too (``pytest_sessionfinish``)."""
+    AUDIT.log_dirs.append(tmp_path_factory.getbasetemp())
+
+
 @pytest.fixture(autouse=True)
 def _no_credential_in_the_logs() -> Iterator[None]:
-    """The test fails if a log record emitted during it holds a key or token (``credential_audit``)."""
+    """The test fails if a log line written during it holds a key or token (``credential_audit``)."""
     AUDIT.start_test()
     yield
     assert not AUDIT.leaks, f"a key or token was logged: {AUDIT.leaks}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The whole run's logs (this process's lines and every process's ``*.log``) hold none of the
+    keys, tokens and webhook secrets the suite minted, whichever test minted them."""
+    leaks = AUDIT.scan()
+    AUDIT.close(keep=bool(leaks))
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(
+            f"credential audit: {len(AUDIT.ever)} minted credentials searched for in "
+            f"{len(AUDIT.log_files())} log files: {len(leaks)} found"
+        )
+    if leaks:
+        if reporter is not None:
+            reporter.write_line(
+                f"credentials in the logs (the run's log is kept: {AUDIT.run_log}):", red=True
+            )
+            for leak in leaks[:50]:
+                reporter.write_line(f"  {leak}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True)
