@@ -240,11 +240,10 @@ class AgentForm(forms.ModelForm):
         help_text='Predictive state, e.g. [{"tool": "write_document", "argument": "text", "state_key": '
         '"/document"}]: while the model streams that tool call, clients see the argument grow at state_key.',
     )
-    webhook_url = forms.URLField(
-        required=False,
+    webhook_url = forms.CharField(  # checked by the outbound rule alone (clean_webhook_url), so the
+        required=False,  # message says why a URL is refused (Django's URL check only says "invalid")
         max_length=2000,
-        assume_scheme="https",
-        help_text="Optional URL told about every finished run.",
+        help_text="Optional http(s) URL told about every finished run.",
     )
     output_schema = PrettyJSONField(
         required=False,

@@ -30,6 +30,7 @@ from capabilities.services.skills import skill_import_bundle
 from tests.support.asgi import AsgiClient
 from tests.support.credential_audit import AUDIT
 from tests.support.credential_audit import install as install_credential_audit
+from tests.support.network import only_loopback  # noqa: F401  (a fixture: connections stay on loopback)
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_DIR = ROOT / "tests" / "node"
@@ -91,6 +92,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     AUDIT.close(keep=bool(leaks))
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
+        reporter.ensure_newline()
         reporter.write_line(
             f"credential audit: {len(AUDIT.ever)} minted credentials searched for in "
             f"{len(AUDIT.log_files())} log files: {len(leaks)} found"
