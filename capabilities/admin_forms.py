@@ -20,6 +20,7 @@ from capabilities.admin_scoping import SameTenantInlineFormSet, scope_queryset, 
 from capabilities.bundles import BundleUnreadable, read_bundle
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
+from capabilities.llm import model_id_problem
 from capabilities.models import Agent, Skill
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
@@ -269,6 +270,13 @@ class AgentForm(forms.ModelForm):
                 [f"{error.path or '(the document)'}: {error.message}" for error in exc.errors],
                 code="invalid_declaration",
             ) from exc
+
+    def clean_model(self) -> str:
+        model = self.cleaned_data.get("model") or ""
+        # As the API: checked when it changes (an agent stored with another id can still be edited).
+        if "model" in self.changed_data and (problem := model_id_problem(model)) is not None:
+            raise ValidationError(problem, code="unknown_model")
+        return model
 
     def clean_webhook_url(self) -> str:
         url = self.cleaned_data.get("webhook_url") or ""
