@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 install_credential_audit()
+AUDIT_RESULT = pytest.StashKey[tuple[str, list[str]]]()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -88,23 +90,31 @@ def _no_credential_in_the_logs() -> Iterator[None]:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The whole run's logs (this process's lines and every process's ``*.log``) hold none of the
     keys, tokens and webhook secrets the suite minted, whichever test minted them."""
-    leaks = AUDIT.scan()
+    started = time.monotonic()
+    files = AUDIT.log_files()
+    size = sum(path.stat().st_size for path in files if path.exists())
+    leaks = AUDIT.scan(files)
     AUDIT.close(keep=bool(leaks))
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.ensure_newline()
-        reporter.write_line(
-            f"credential audit: {len(AUDIT.ever)} minted credentials searched for in "
-            f"{len(AUDIT.log_files())} log files: {len(leaks)} found"
-        )
+    session.config.stash[AUDIT_RESULT] = (
+        f"credential audit: {len(AUDIT.ever)} minted credentials searched for in {len(files)} log files "
+        f"({size / 1e6:.1f} MB, {time.monotonic() - started:.1f} s): {len(leaks)} found",
+        leaks,
+    )
     if leaks:
-        if reporter is not None:
-            reporter.write_line(
-                f"credentials in the logs (the run's log is kept: {AUDIT.run_log}):", red=True
-            )
-            for leak in leaks[:50]:
-                reporter.write_line(f"  {leak}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if AUDIT_RESULT not in config.stash:
+        return
+    line, leaks = config.stash[AUDIT_RESULT]
+    terminalreporter.write_line(line, red=bool(leaks))
+    if leaks:
+        terminalreporter.write_line(
+            f"credentials in the logs (the run's log is kept: {AUDIT.run_log}):", red=True
+        )
+        for leak in leaks[:50]:
+            terminalreporter.write_line(f"  {leak}", red=True)
 
 
 @pytest.fixture(autouse=True)

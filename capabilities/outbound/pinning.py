@@ -54,7 +54,7 @@ def pinned_parts(request: Any, target: Target, address: IPAddress) -> tuple[Any,
             request.url if target.host == str(address) else request.url.copy_with(host=str(address))
         ), extensions
     if target.scheme == "https":
-        extensions["sni_hostname"] = target.host
+        extensions["sni_hostname"] = target.host.rstrip(".")  # a TLS server name has no final dot
     return request.url.copy_with(host=str(address)), extensions
 
 
