@@ -8,6 +8,6 @@ class AguiAppConfig(AppConfig):
 
     def ready(self) -> None:
         from agui_app import tracing
-        from agui_app.transports.http import openapi  # noqa: F401  (registers the API key's OpenAPI scheme)
+        from agui_app.transports.rest.openapi import schema  # noqa: F401  (registers the API key's OpenAPI scheme)
 
         tracing.configure_from_environment()  # off unless OTEL_TRACES_EXPORTER names an exporter

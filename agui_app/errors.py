@@ -83,3 +83,19 @@ class Unauthenticated(ApiError):
 
 def not_found(what: str) -> NotFound:
     return NotFound(f"{what} not found.")
+
+
+class MethodNotAllowed(ApiError):
+    """The path exists, the method does not: its answer names the allowed ones (``Allow``)."""
+
+    status = 405
+    code = "method_not_allowed"
+
+    def __init__(self, allowed: list[str] | tuple[str, ...]) -> None:
+        super().__init__(f"Use {' or '.join(allowed)}.", details={"allowed": list(allowed)})
+        self.allowed = tuple(allowed)
+
+
+class PayloadTooLarge(ApiError):
+    status = 413
+    code = "payload_too_large"

@@ -1,4 +1,4 @@
-"""Prometheus metrics of the service (``GET /metrics``, ``transports.http.ops``).
+"""Prometheus metrics of the service (``GET /metrics``, ``transports.site.ops``).
 
 With ``PROMETHEUS_MULTIPROC_DIR`` set (several server processes on one host: the launcher sets it),
 prometheus-client keeps each process's values in files there and ``/metrics`` sums them; the

@@ -24,27 +24,14 @@ from capabilities.llm import model_id_problem
 from capabilities.models import Agent, Skill
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
+from capabilities.services.agents import AGENT_FIELDS
 from capabilities.services.skills import SkillRejected, parse, skill_check
 from capabilities.skills import SkillParseError, SkillSpec
 from capabilities.skills.spec import predict_state_entries
 
-AGENT_FIELDS = [
-    "tenant",
-    "slug",
-    "name",
-    "description",
-    "model",
-    "instructions",
-    "max_iterations",
-    "max_execution_seconds",
-    "parallel_tool_calls",
-    "state_schema",
-    "predict_state",
-    "output_schema",
-    "declared_capabilities",
-    "webhook_url",
-    "on_disconnect",
-]
+# The admin form edits exactly what the service lets a write set (its order: the form's), plus the
+# tenant and slug an agent is created with.
+ADMIN_AGENT_FIELDS = ["tenant", "slug", *AGENT_FIELDS]
 
 
 def monospace(rows: int = 20) -> forms.Textarea:
@@ -256,7 +243,7 @@ class AgentForm(forms.ModelForm):
 
     class Meta:
         model = Agent
-        fields = AGENT_FIELDS
+        fields = ADMIN_AGENT_FIELDS
         widgets = {"instructions": monospace(10)}
 
     def clean_declared_capabilities(self) -> dict[str, Any]:

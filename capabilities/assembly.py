@@ -27,7 +27,7 @@ from pydantic_ai.settings import ModelSettings
 from capabilities.availability import SkippedSkill, offer, offered_mcp_servers
 from capabilities.gates import Gates
 from capabilities.llm import ModelUnavailable, model_reports_reasoning, resolve_model, unavailable_model
-from capabilities.mcp_servers import build_mcp_capability
+from capabilities.mcp_servers import build_mcp_capability, mcp_load_check
 from capabilities.models import Agent, AgentSkill, McpServer
 from capabilities.runtime import ToolDeps
 from capabilities.schemas import OUTPUT_NAME, output_validator_for
@@ -194,6 +194,7 @@ def assemble(agent: Agent) -> RunAgentPlan:
     gates = Gates.of([link.skill for link in links], {server.server_id for server in servers})
     taken = {t.name for t in run_builtins(links)} | {name for link in links for name in link.skill.tools}
     mcp_capabilities, mcp_failed = build_mcp_capabilities(servers, taken)
+    load_check = mcp_load_check(mcp_capabilities)  # a server down at load is a tool error, not a bare load
     try:
         model: Model = resolve_model(agent.model)
         unavailable = None
@@ -206,7 +207,12 @@ def assemble(agent: Agent) -> RunAgentPlan:
         output_type=output_type(agent),
         instructions=agent.instructions or None,
         tools=[run_tool(t) for t in run_builtins(links)],
-        capabilities=[*capabilities, *mcp_capabilities, *([gates] if gates else [])],
+        capabilities=[
+            *capabilities,
+            *mcp_capabilities,
+            *([gates] if gates else []),
+            *([load_check] if load_check else []),
+        ],
         model_settings=ModelSettings(parallel_tool_calls=agent.parallel_tool_calls),
         # Unknown tool names and load_capability get the registry tools' budget, not pydantic-ai's
         # default of 1: a thread whose loaded skill was disabled may call its tool more than once

@@ -5,6 +5,10 @@ The capability (``Capability(id=server_id, description=…, toolsets=[…], defe
 
 - not while the capability is inactive: its catalog line is all the model sees, and a run never
   connects to a server it does not use (so a server that is down cannot fail a run that never loads it);
+- at ``load_capability`` (``McpLoadCheck``, an always-on capability's hook): unless the row's cache is
+  fresh, the server is listed now; one that cannot be reached fails the load with ``ToolFailed`` naming
+  it. A failed load records nothing, so the capability stays unloaded and the next load tries again
+  (rather than loading with no tools, which left the model with "Unknown tool name" retries);
 - once active, the tools come from the row's cache while it is fresher than
   ``AGUI_MCP_TOOLS_TTL_SECONDS``, otherwise from the server (``tools/list``), stored back in the row for
   every process and for discovery; a server that cannot be listed leaves the last known tools;
@@ -31,7 +35,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import Capability
+from pydantic_ai.capabilities import AbstractCapability, Capability
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import WrapperToolset
@@ -174,6 +178,31 @@ class McpServerToolset(WrapperToolset[Any]):
         self.server.tools_cache, self.server.tools_cached_at = items, timezone.now()
         return items
 
+    async def check_reachable(self) -> None:
+        """Before the capability loads: list the tools now, unless the cache is fresh.
+
+        Raises:
+            ToolFailed: the server cannot be reached or listed (recorded on the row, secrets scrubbed);
+                the message names the server and tells the model a later load tries again.
+        """
+        if self._fresh():
+            return
+        try:
+            await self.refresh()
+        except OutboundRefused as exc:
+            await sync_to_async(store_tools)(server_pk=self.server.pk, tools=None, error=self._safe(exc))
+            raise ToolFailed(f"The MCP server {self.server.server_id!r} is not allowed: {exc}") from exc
+        except (Exception, TimeoutError) as exc:
+            message = self._safe(exc)
+            logger.warning("MCP server %s: unreachable at load: %s", self.server.server_id, message)
+            await sync_to_async(store_tools)(server_pk=self.server.pk, tools=None, error=message)
+            self._connected = False  # a broken session is not reused
+            raise ToolFailed(
+                f"The MCP server {self.server.server_id!r} is unreachable ({type(exc).__name__}), so "
+                f"{self.server.server_id!r} was not loaded and its tools are not available. Tell the user "
+                "it is unavailable; calling `load_capability` for it again later tries again."
+            ) from exc
+
     async def _discover(self) -> list[ToolDefinition]:
         if not self._fresh():
             try:
@@ -217,6 +246,36 @@ class McpServerToolset(WrapperToolset[Any]):
 
 
 FRAMEWORK_TOOLS = frozenset({"load_capability", "search_tools", "final_result"})
+MCP_LOAD_CHECK_ID = "agui-mcp-load-check"
+
+
+@dataclass
+class McpLoadCheck(AbstractCapability[Any]):
+    """Always on: a ``load_capability`` call for one of the run's MCP servers first checks that the
+    server answers (``McpServerToolset.check_reachable``). A deferred capability's own hooks do not run
+    while it is inactive, hence a capability of its own. ``servers``: server id → the run's toolset."""
+
+    servers: dict[str, McpServerToolset] = field(default_factory=dict)
+
+    async def before_tool_execute(self, ctx: RunContext[Any], *, call: Any, tool_def: Any, args: Any) -> Any:
+        if tool_def.tool_kind != "capability-load" or not isinstance(args, dict):
+            return args
+        server_id = args.get("id")
+        toolset = self.servers.get(server_id) if isinstance(server_id, str) else None
+        if toolset is not None and server_id not in ctx.active_capability_ids:
+            await toolset.check_reachable()
+        return args
+
+
+def mcp_load_check(capabilities: list[Capability[Any]]) -> McpLoadCheck | None:
+    """The load check for the run's MCP capabilities (``build_mcp_capability``'s), or None without any."""
+    servers = {
+        toolset.server.server_id: toolset
+        for capability in capabilities
+        for toolset in capability.toolsets
+        if isinstance(toolset, McpServerToolset)
+    }
+    return McpLoadCheck(id=MCP_LOAD_CHECK_ID, servers=servers) if servers else None
 
 
 def build_mcp_capability(server: McpServer, *, reserved: frozenset[str] = frozenset()) -> Capability[Any]:

@@ -1,6 +1,6 @@
 """ASGI entry point: the streaming HTTP endpoints and the WebSocket as Channels consumers, every
 other HTTP request to Django — all of HTTP behind one CORS layer and one request guard
-(``transports.http.guard``) — and the lifespan that starts this process's run supervisor."""
+(``transports.edge.guard``) — and the lifespan that starts this process's run supervisor."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up)
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
-from agui_app.runtime.supervisor import Lifespan  # noqa: E402
-from agui_app.transports.http.cors import CorsLayer  # noqa: E402
-from agui_app.transports.http.guard import RequestGuard  # noqa: E402
-from agui_app.transports.http.routing import http_router  # noqa: E402
+from agui_app.runtime.lifespan import Lifespan  # noqa: E402
+from agui_app.transports.edge.cors import CorsLayer  # noqa: E402
+from agui_app.transports.edge.guard import RequestGuard  # noqa: E402
+from agui_app.transports.sse.routing import http_router  # noqa: E402
 from agui_app.transports.ws.routing import websocket_router  # noqa: E402
 
 # CORS outermost (a browser must be able to read the guard's refusals), then the guard (credential,

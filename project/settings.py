@@ -125,7 +125,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "agui_app.transports.http.errors.ApiErrorMiddleware",  # innermost: sees the views' exceptions
+    "agui_app.transports.edge.answers.ApiErrorMiddleware",  # innermost: sees the views' exceptions
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -214,15 +214,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the AG-UI endpoint enforces AGUI_MAX_BODY_
 
 # --- REST framework ---------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["agui_app.transports.auth.ApiKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["agui_app.transports.edge.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "agui_app.transports.http.permissions.ScopeRequired",
+        "agui_app.transports.rest.policies.ScopeRequired",
     ],
-    "DEFAULT_THROTTLE_CLASSES": ["agui_app.transports.http.throttling.CredentialRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["agui_app.transports.rest.policies.CredentialRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["agui_app.transports.http.parsers.JsonParser"],
-    "EXCEPTION_HANDLER": "agui_app.transports.http.errors.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["agui_app.transports.rest.parsers.JsonParser"],
+    "EXCEPTION_HANDLER": "agui_app.transports.edge.answers.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -237,7 +237,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "agui_app.transports.http.openapi.add_agui_endpoints",
+        "agui_app.transports.rest.openapi.schema.add_agui_endpoints",
     ],
 }
 

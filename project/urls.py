@@ -1,9 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 
-from agui_app.transports.http import errors, ops
-from agui_app.transports.http.playground import playground, playground_session
+from agui_app.transports.edge import answers
+from agui_app.transports.rest.openapi.views import SchemaView
+from agui_app.transports.site import ops
+from agui_app.transports.site.playground import playground, playground_session
 
 urlpatterns = [
     path("", playground, name="playground"),  # admin's "View site" (site_url "/") lands here
@@ -12,11 +14,13 @@ urlpatterns = [
     path("healthz", ops.healthz, name="healthz"),
     path("readyz", ops.readyz, name="readyz"),
     path("metrics", ops.metrics_view, name="metrics"),
-    path("api/v1/", include("agui_app.transports.http.urls")),
-    path("api/v1/schema", SpectacularAPIView.as_view(), name="schema"),
+    path("api/v1/", include("agui_app.transports.rest.urls")),
+    path("api/v1/", include("agui_app.transports.rest.access.urls")),
+    path("api/v1/", include("agui_app.transports.rest.registry.urls")),
+    path("api/v1/schema", SchemaView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
-    re_path(r"^api/", errors.api_not_found),  # last: any other /api/ path is a JSON 404
+    re_path(r"^api/", answers.api_not_found),  # last: any other /api/ path is a JSON 404
 ]
-handler404 = errors.handler404
-handler500 = errors.handler500
+handler404 = answers.handler404
+handler500 = answers.handler500

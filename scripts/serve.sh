@@ -3,17 +3,32 @@
 #   scripts/serve.sh            → http://127.0.0.1:8000
 # Creates .venv, installs, migrates, seeds the demo tenant (prints its API key and a curl that
 # streams a run), then starts Uvicorn and, beside it, the task queue's consumer (`manage.py run_huey`:
-# webhook deliveries); stopping the script stops both. Environment: PORT, DATABASE_URL, REDIS_URL, SECRET_KEY,
+# webhook deliveries); stopping the script stops both. Each step says what it does as it starts; the
+# first install shows pip's own progress (a few minutes), a later start skips pip while
+# requirements.txt is unchanged. Environment: PORT, DATABASE_URL, REDIS_URL, SECRET_KEY,
 # AGUI_DEMO_API_KEY, DEBUG (see README.md "Settings").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3.11}"
 PORT="${PORT:-8000}"
+step() { printf '==> %s\n' "$*"; }
+
 if [ ! -x .venv/bin/python ]; then
+  step "Creating the virtual environment .venv ($PYTHON)"
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+# The hash of the requirements last installed into .venv: a start with the same requirements.txt
+# skips pip (seconds even with nothing to do). Delete .venv/.requirements.sha256 to reinstall.
+STAMP=.venv/.requirements.sha256
+WANTED="$(.venv/bin/python -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' requirements.txt)"
+if [ "$(cat "$STAMP" 2>/dev/null)" = "$WANTED" ]; then
+  step "Requirements already installed (requirements.txt unchanged since the last install)"
+else
+  step "Installing the requirements into .venv (the first time takes a few minutes; pip's progress follows)"
+  .venv/bin/python -m pip install --disable-pip-version-check -r requirements.txt
+  printf '%s\n' "$WANTED" > "$STAMP"
+fi
 
 # A stable secret for this checkout (DEBUG stays off), in the git-ignored .env that settings read
 # (python-dotenv), so every later `manage.py` command works without exporting anything. A secret
@@ -25,9 +40,11 @@ if ! grep -qs '^SECRET_KEY=' .env; then
 fi
 export ALLOWED_HOSTS="${ALLOWED_HOSTS:-127.0.0.1,localhost}"
 
-.venv/bin/python manage.py migrate --no-input -v 0
+step "Migrating the database"
+.venv/bin/python manage.py migrate --no-input
 # seed_demo creates only what is missing (an edited skill stays as edited) and prints a key only
 # when it makes one: the first start, or with AGUI_DEMO_API_KEY.
+step "Seeding the demo tenant, its assistant and the skills in skills/"
 KEY="$(.venv/bin/python manage.py seed_demo)"
 if [ -n "$KEY" ]; then
   KEY_INFO="Demo API key (shown once; stored hashed):

@@ -1,9 +1,11 @@
-"""The house keeps its shape: imports run one way, packages form no loop, modules stay small.
+"""The house keeps its shape: imports run one way, neither packages nor modules form a loop, modules
+stay small.
 
 Read from the source (``ast``), not by importing it, so a loop is caught even where Python's import
-order would happen to tolerate it. A node is a package (``agui_app.events``) or, for a module that
-sits directly in an app (``agui_app.process``), the module itself. Imports under
-``if TYPE_CHECKING:`` are left out: they never run.
+order would happen to tolerate it (an import inside a function, say). In the package graph a node is a
+package (``agui_app.events``) or, for a module that sits directly in an app (``agui_app.process``), the
+module itself; in the module graph every module is a node. Imports under ``if TYPE_CHECKING:`` are left
+out: they never run.
 """
 
 from __future__ import annotations
@@ -117,8 +119,18 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def module_graph() -> dict[str, set[str]]:
+    """Module → the modules it imports (a package's ``__init__`` stands for the package)."""
+    return {module: imported(module, path) - {module} for module, path in modules()}
+
+
 def test_no_package_imports_itself_through_another() -> None:
     assert cycles(package_graph()) == []
+
+
+def test_no_module_imports_itself_through_another() -> None:
+    """Also inside one package: two modules that import each other (at any depth of their code)."""
+    assert cycles(module_graph()) == []
 
 
 def test_the_cycle_finder_finds_a_loop() -> None:

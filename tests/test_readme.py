@@ -27,7 +27,7 @@ def test_ci_runs_the_readmes_test_command() -> None:
 
 def test_the_readmes_browser_example_is_the_one_the_browser_test_runs() -> None:
     """The browser test (PostgreSQL pass) writes these blocks out verbatim and runs them in Chromium."""
-    from tests.agui_app.transports.http.test_browser import readme_block
+    from tests.agui_app.transports.edge.test_browser import readme_block
 
     backend = readme_block("browser-backend", "python")
     compile(backend, "backend.py", "exec")  # valid Python as written

@@ -9,6 +9,7 @@ messages, whose cookie is signed but readable.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -23,6 +24,7 @@ from django.utils.cache import add_never_cache_headers
 from agui_app.errors import Unprocessable
 from agui_app.models import (
     ApiKey,
+    KeyScope,
     Membership,
     Tenant,
     UsageMonth,
@@ -33,7 +35,7 @@ from agui_app.services.tokens import token_secret_rotate
 from agui_app.services.usage import usage_this_month
 from agui_app.services.webhook_secrets import webhook_secret_rotate
 from capabilities.admin_forms import PrettyJSONField, monospace
-from capabilities.admin_scoping import TenantScopedAdmin, TenantScopedInline
+from capabilities.admin_scoping import TenantScopedAdmin, TenantScopedInline, member_tenant_ids
 
 
 class UsageMonthInline(TenantScopedInline):
@@ -186,6 +188,18 @@ class ApiKeyAdmin(TenantScopedAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         return [] if obj is None else ["tenant", "scope", *self.shown_fields]
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """A new key starts as a ``runtime`` key (what a backend or the playground needs; ``admin`` is
+        one choice away) of the tenant the user can administer, when there is exactly one: the base
+        class preselects a member's only tenant, and here a superuser's when the database has one."""
+        initial = super().get_changeform_initial_data(request)
+        initial.setdefault("scope", KeyScope.RUNTIME)
+        if "tenant" not in initial and member_tenant_ids(request) is None:
+            tenants = list(Tenant.objects.values_list("pk", flat=True)[:2])
+            if len(tenants) == 1:
+                initial["tenant"] = tenants[0]
+        return initial
 
     def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
         return request.user.is_superuser and super().has_delete_permission(request, obj)

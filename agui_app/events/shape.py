@@ -77,28 +77,29 @@ def now_ms() -> int:
 
 
 def encode(event: BaseEvent) -> PendingEvent:
-    """The wire JSON of an ag-ui event (a timestamp is added when it has none)."""
-    if event.timestamp is None:
-        event.timestamp = now_ms()
-    kind = type(event)
+    """The wire JSON of an ag-ui event, stamped with the current time when it has no timestamp.
+    ``event`` itself is left as it is."""
+    timestamp = event.timestamp if event.timestamp is not None else now_ms()
     # The per-token events, built directly: pydantic's serializer costs several times orjson here.
-    if kind is TextMessageContentEvent and event.raw_event is None:
+    if isinstance(event, TextMessageContentEvent) and event.raw_event is None:
         payload: dict[str, Any] = {
             "type": "TEXT_MESSAGE_CONTENT",
-            "timestamp": event.timestamp,
+            "timestamp": timestamp,
             "messageId": event.message_id,
             "delta": event.delta,
         }
         return PendingEvent(type="TEXT_MESSAGE_CONTENT", data=orjson.dumps(payload).decode())
-    if kind is ToolCallArgsEvent and event.raw_event is None:
+    if isinstance(event, ToolCallArgsEvent) and event.raw_event is None:
         payload = {
             "type": "TOOL_CALL_ARGS",
-            "timestamp": event.timestamp,
+            "timestamp": timestamp,
             "toolCallId": event.tool_call_id,
             "delta": event.delta,
         }
         return PendingEvent(type="TOOL_CALL_ARGS", data=orjson.dumps(payload).decode())
     payload = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if "timestamp" not in payload:  # where the model would have put it: right after the type
+        payload = {"type": payload.pop("type"), "timestamp": timestamp, **payload}
     return PendingEvent(type=payload["type"], data=orjson.dumps(payload).decode())
 
 

@@ -21,22 +21,43 @@ from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError, Conflict, Unprocessable
 from agui_app.lifecycle import refuse_while_draining
 from agui_app.models import OnDisconnect, Run, RunStatus
-from agui_app.runtime.orchestrator import start_next_queued, start_run
+from agui_app.runtime.starting import start_next_queued, start_run
+from agui_app.selectors.agents import agent_or_404
 from agui_app.selectors.runs import run_status
 from agui_app.services.multitask import ThreadBusy, run_options
+from agui_app.services.ratelimits import count_run_start
 from agui_app.services.rollback import run_rollback
 from agui_app.services.runs import Admission, run_admit, run_request_cancel
 from capabilities.models import Agent
 
 arun_admit = in_db_thread(run_admit)
+aagent_or_404 = in_db_thread(agent_or_404)
+acount_run_start = in_db_thread(count_run_start)
 DETACH_SETTLE_SECONDS = 0.5  # how long a refused run waits for a just-stopped client's disconnect
+
+
+async def start_run_request(
+    *, principal: Principal, agent_slug: str, run_input: RunAgentInput
+) -> tuple[Agent, Admission]:
+    """The one way in for a run a client asks for — ``POST /api/v1/agents/{agent}``, a background run
+    (``POST …/threads/{thread}/runs``) and the WebSocket's ``run`` frame: the agent the principal
+    reaches, the start counted against the runs per minute (before anything is written), then
+    ``admit_and_start``.
+
+    Raises:
+        NotFound: the agent is missing, another tenant's, or outside the token's list.
+        TooManyRequests: past the runs per minute (and every refusal of ``admit_and_start``).
+    """
+    agent = await aagent_or_404(principal, agent_slug)
+    await acount_run_start(principal)
+    return agent, await admit_and_start(principal=principal, agent=agent, run_input=run_input)
 
 
 async def admit_and_start(*, principal: Principal, agent: Agent, run_input: RunAgentInput) -> Admission:
     """Admit the run (see ``admit``) and start it as a detached task of this process (a queued
     run starts later, when its turn comes).
 
-    Shared by the HTTP endpoint and the WebSocket ``run`` frame. Raises the ``ApiError`` of a
+    Raises the ``ApiError`` of a
     refused admission (nothing started then); the run's own failures end in a logged ``RUN_ERROR``.
     """
     refuse_while_draining()  # 503 + Retry-After once SIGTERM came

@@ -10,7 +10,11 @@ message's ``metadata``), so the client's history would no longer equal the store
 
 ``ToolCallAudit`` is a capability of the run: before each model request and each tool execution it
 records the active set (``ctx.active_capability_ids`` — always-on plus loaded, from history), and
-around each tool execution the outcome.
+around each tool execution the outcome. A call pydantic-ai answered without running it never reaches
+the tool execution hooks: its outcome comes from the result pydantic-ai made for it —
+``unknown_tool`` for a tool name the run does not have or not yet (a deferred skill's tool before
+``load_capability``), ``retry`` for another retry prompt (arguments that fail validation), ``failed``
+for a failure a hook reported.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from typing import Any
 
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities import AbstractCapability, on_event
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
+from pydantic_ai.messages import FunctionToolResultEvent, ToolReturnPart
 from pydantic_ai.models import ModelRequestContext
 
 from agui_app.events.shape import TOOL_CALL_AUDIT
@@ -34,6 +39,19 @@ OUTCOMES = (
     (ApprovalRequired, "approval_required"),
     (CallDeferred, "deferred"),
 )
+# Retry causes of a call pydantic-ai refused before resolving its tool: the name is not one the run
+# has, or not at this step (its capability is not loaded, tool search has not revealed it).
+NOT_A_TOOL = frozenset({"unknown_tool", "unavailable_tool"})
+
+
+def unrun_outcome(part: ToolReturnPart) -> str | None:
+    """The outcome of a call from the result pydantic-ai made for it, when that result says it did not
+    succeed (None otherwise)."""
+    if part.outcome == "retried":
+        return "unknown_tool" if part.retry is not None and part.retry.cause in NOT_A_TOOL else "retry"
+    if part.outcome == "failed":
+        return "failed"
+    return None
 
 
 @dataclass
@@ -62,6 +80,12 @@ class ToolCallAudit(AbstractCapability[ToolDeps]):
             raise
         self.outcomes[call.tool_call_id] = "approved" if ctx.tool_call_approved else "succeeded"
         return result
+
+    @on_event(FunctionToolResultEvent)
+    async def record_unrun_outcome(self, ctx: RunContext[ToolDeps], event: FunctionToolResultEvent) -> None:
+        """A call with no outcome from ``wrap_tool_execute`` did not run: its result tells why."""
+        if event.tool_call_id not in self.outcomes and (outcome := unrun_outcome(event.part)) is not None:
+            self.outcomes[event.tool_call_id] = outcome
 
     def tags(self) -> list[dict[str, Any]]:
         return [{"id": cid, "version": self.versions.get(cid)} for cid in sorted(self.active)]

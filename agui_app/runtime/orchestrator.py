@@ -15,18 +15,24 @@ import logging
 import time
 from typing import Any
 
-from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    EventType,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedEvent,
+    ToolCallResultEvent,
+)
 from django.conf import settings
-from opentelemetry.trace import Span
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
-from agui_app import logs, metrics, tracing
+from agui_app import logs, metrics
 from agui_app.concurrency.db_threads import in_db_thread
-from agui_app.concurrency.detached import spawn_detached
 from agui_app.conversation_store import STORE
 from agui_app.events.held import HELD
 from agui_app.events.log import run_event_count
@@ -39,17 +45,14 @@ from agui_app.events.shape import (
     tool_call_decision,
 )
 from agui_app.models import RunStatus, Tenant
-from agui_app.runtime import supervisor as supervisors
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
-from agui_app.runtime.predictive import PredictiveState
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
-from agui_app.runtime.supervisor import RunHandle, get_supervisor
+from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
-from agui_app.services.queued import run_start_queued
 from agui_app.services.runs import Admission, run_complete
 from capabilities.assembly import assemble
 from capabilities.availability import SkippedSkill
@@ -63,70 +66,6 @@ CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
 REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONING", "THINKING")))
 
 
-async def start_run(
-    *,
-    admission: Admission,
-    agent: Agent,
-    tenant: Tenant,
-    run_input: RunAgentInput,
-    decided_by: str = "",
-    span: Span | None = None,
-) -> RunHandle:
-    """Start the run as a task of this process and return its handle (it outlives the request).
-    ``decided_by``: who sent the input, recorded with the approvals it answers (``audit``);
-    ``span``: the root span of the run's trace, when admission started one (else a new one)."""
-    supervisor = await get_supervisor()
-    if span is None:
-        span = tracing.start_run_span(
-            tenant=tenant.slug,
-            agent=agent.slug,
-            thread_id=admission.thread.thread_id,
-            run_id=admission.run.run_id,
-        )
-    handle = RunHandle(
-        thread_key=str(admission.thread.pk), run_pk=admission.run.pk, run_id=admission.run.run_id
-    )
-    supervisor.register(handle)
-    run = RunExecution(admission=admission, agent=agent, tenant=tenant, run_input=run_input, handle=handle)
-    run.decided_by = decided_by
-
-    async def execute() -> None:
-        metrics.active_runs.inc()
-        try:
-            with tracing.current(span):
-                await run.execute()
-        finally:
-            metrics.active_runs.dec()
-            supervisor.unregister(handle)
-            tracing.end_run_span(span, status=run.ended[0], error_code=run.ended[1])
-        await start_next_queued(admission.thread.pk)  # not when the task itself was cancelled
-
-    handle.task = spawn_detached(execute(), name=f"agui-run-{handle.run_id}")
-    metrics.runs_started.inc()
-    logs.run_started(
-        tenant=tenant.slug, agent=agent.slug, thread=admission.thread.thread_id, run=admission.run.run_id
-    )
-    return handle
-
-
-async def start_next_queued(thread_pk: Any) -> None:
-    """Start the thread's oldest queued run in this process, if the thread is free."""
-    try:
-        queued = await in_db_thread(run_start_queued)(thread_pk=thread_pk)
-    except Exception:
-        logger.exception(
-            "could not start the queued run of thread %s; the supervisor's sweep will", thread_pk
-        )
-        return
-    if queued is not None:
-        await start_run(
-            admission=queued.admission, agent=queued.agent, tenant=queued.tenant, run_input=queued.run_input
-        )
-
-
-supervisors.Supervisor.queue_starter = staticmethod(start_next_queued)  # type: ignore[assignment]
-
-
 class RunExecution:
     def __init__(
         self,
@@ -136,6 +75,7 @@ class RunExecution:
         tenant: Tenant,
         run_input: RunAgentInput,
         handle: RunHandle,
+        decided_by: str = "",
     ) -> None:
         self.thread = admission.thread
         self.run = admission.run
@@ -145,14 +85,7 @@ class RunExecution:
         self.handle = handle
         self.ended: tuple[str, str | None] = ("interrupted", "run_interrupted")  # until report() says
         self.writer = RunEventWriter(thread_pk=self.thread.pk, run_pk=self.run.pk, run_id=self.run.run_id)
-        self.gateway = RunStateGateway(
-            thread_pk=self.thread.pk,
-            run_pk=self.run.pk,
-            run_id=self.run.run_id,
-            writer=self.writer,
-            state=self.thread.state,
-            version=self.thread.state_version,
-        )
+        self.gateway: RunStateGateway | None = None  # once the agent is assembled (``events``)
         self.stream_ids = StreamIds()
         # A frontend tool's result (a client ``tool`` message) keeps the client's id when stored,
         # so the client's history and ``GET /messages`` agree (no stream event names it).
@@ -165,10 +98,9 @@ class RunExecution:
         self.reasoning = True
         self.started = False
         self.meter = UsageMeter()
-        self.predictive: PredictiveState | None = None
         self.partial: list[ModelMessage] | None = None  # what a cancelled run did, for the history
         self.audit = ToolCallAudit()
-        self.decided_by = ""
+        self.decided_by = decided_by
         self.began = time.monotonic()
         self.first_event_seen = False
 
@@ -204,13 +136,17 @@ class RunExecution:
         self.skill_versions = plan.skill_versions
         self.skipped = plan.skipped
         self.reasoning = plan.reasoning
-        self.gateway.use_private_keys(private_keys(plan.state_schema), self.thread.private_state or {})
-        self.predictive = self.gateway.predictive = PredictiveState(
-            plan.predict_state,
-            stored=lambda: self.gateway.document.baseline,
-            version=lambda: self.gateway.version,
-            is_private=lambda key: key in self.gateway.private_keys,
-            per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
+        self.gateway = gateway = RunStateGateway(
+            thread_pk=self.thread.pk,
+            run_pk=self.run.pk,
+            run_id=self.run.run_id,
+            writer=self.writer,
+            state=self.thread.state,
+            version=self.thread.state_version,
+            private_keys=private_keys(plan.state_schema),
+            private=self.thread.private_state or {},
+            predictions=plan.predict_state,
+            predict_per_second=settings.AGUI_PREDICT_STATE_PER_SECOND,
         )
         self.audit.versions = plan.capability_versions
         for skipped in plan.skipped:
@@ -244,7 +180,7 @@ class RunExecution:
             agent_slug=self.agent.slug,
             thread_id=self.thread.thread_id,
             run_id=self.run.run_id,
-            state_gateway=self.gateway,
+            state_gateway=gateway,
         )
         return adapter.run_stream(
             deps=deps,
@@ -254,14 +190,16 @@ class RunExecution:
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
             instructions=state_instructions,
-            capabilities=[StateSync(self.gateway), self.meter, self.audit],
+            capabilities=[StateSync(gateway), self.meter, self.audit],
             on_cancel=self.on_cancelled,
         )
 
     async def log(self, event: BaseEvent) -> None:
+        gateway = self.gateway
+        assert gateway is not None  # events come only once the agent is assembled
         if event.type == EventType.RUN_STARTED:
             await self.writer.add(encode(event))
-            await self.gateway.log_snapshot()
+            await gateway.log_snapshot()
             for skipped in self.skipped:
                 await self.writer.add(
                     capability_skipped(capability_id=skipped.skill_id, reason=skipped.reason)
@@ -281,10 +219,10 @@ class RunExecution:
             self.first_event_seen = True
             metrics.time_to_first_event_seconds.observe(time.monotonic() - self.began)
         self.stream_ids.observe(event)
-        if self.predictive:
-            if event.type == EventType.TOOL_CALL_RESULT:  # a call that never settled its prediction
-                await self.gateway.settle_prediction(event.tool_call_id, ran=False)
-            for predicted in self.predictive.observe(event):
+        if gateway.predictive:
+            if isinstance(event, ToolCallResultEvent):  # a call that never settled its prediction
+                await gateway.settle_prediction(event.tool_call_id, ran=False)
+            for predicted in gateway.predictive.observe(event):
                 await self.writer.add(encode(predicted))
         await self.writer.add(encode(event))
         if (audit := self.audit.follow_up(event)) is not None:
@@ -346,11 +284,12 @@ class RunExecution:
 
     async def restore_predictions(self) -> None:
         """Pattern D: a predicted call the run never settled (cancelled, denied, failed) is undone."""
-        if self.predictive is None or not self.predictive.calls:
+        gateway = self.gateway
+        if gateway is None or not gateway.predictive.calls:
             return
         try:
-            await self.gateway.refresh()
-            for event in self.predictive.restore_all():
+            await gateway.refresh()
+            for event in gateway.predictive.restore_all():
                 await self.writer.add(encode(event))
         except Exception:
             logger.exception("run %s: could not restore predicted state", self.run.run_id)

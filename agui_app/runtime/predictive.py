@@ -22,9 +22,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from ag_ui.core import BaseEvent, EventType, StateDeltaEvent
+from ag_ui.core import BaseEvent, StateDeltaEvent, ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
 from pydantic_core import from_json
 
 from agui_app.state.patching import PatchError, parse_pointer
@@ -79,25 +79,34 @@ def parse_declarations(raw: Sequence[dict[str, str]]) -> list[Prediction]:
     return list(seen.values())
 
 
+class StoredState(Protocol):
+    """What predictions are based on: the run's state as last stored, and its version."""
+
+    @property
+    def baseline(self) -> dict[str, Any]: ...
+
+    @property
+    def version(self) -> int: ...
+
+
 class PredictiveState:
-    """One run's predictions. ``stored`` gives the state as last stored (the run's baseline)."""
+    """One run's predictions, based on ``source`` (the run's state gateway). Server-only keys
+    (``private_keys``) are never predicted."""
 
     def __init__(
         self,
         declarations: Sequence[dict[str, str]],
         *,
-        stored: Callable[[], dict[str, Any]],
-        version: Callable[[], int] = lambda: 0,
-        is_private: Callable[[str], bool] = lambda key: False,
+        source: StoredState,
+        private_keys: frozenset[str] = frozenset(),
         per_second: float = 20.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.by_tool: dict[str, list[Prediction]] = {}
         for prediction in parse_declarations(declarations):
-            if not is_private(prediction.parts[0]):
+            if prediction.parts[0] not in private_keys:
                 self.by_tool.setdefault(prediction.tool, []).append(prediction)
-        self.stored = stored
-        self.version = version
+        self.source = source
         self.interval = 1.0 / per_second if per_second > 0 else 0.0
         self.clock = clock
         self.calls: dict[str, _Call] = {}
@@ -109,16 +118,16 @@ class PredictiveState:
         """The predicted deltas to log *before* ``event``."""
         if not self.by_tool:
             return []
-        if event.type == EventType.TOOL_CALL_START:
+        if isinstance(event, ToolCallStartEvent):
             predictions = self.by_tool.get(event.tool_call_name)
             if predictions:
                 self.calls[event.tool_call_id] = _Call(event.tool_call_id, predictions)
             return []
-        if event.type == EventType.TOOL_CALL_ARGS and (call := self.calls.get(event.tool_call_id)):
+        if isinstance(event, ToolCallArgsEvent) and (call := self.calls.get(event.tool_call_id)):
             call.args += event.delta
             call.dirty = True
             return self._predict(call, force=False)
-        if event.type == EventType.TOOL_CALL_END and (call := self.calls.get(event.tool_call_id)):
+        if isinstance(event, ToolCallEndEvent) and (call := self.calls.get(event.tool_call_id)):
             return self._predict(call, force=True) if call.dirty else []
         return []
 
@@ -137,7 +146,7 @@ class PredictiveState:
             return []
         call.dirty = not force and len(due) < len(call.predictions)
         events: list[BaseEvent] = []
-        baseline = self.stored()
+        baseline = self.source.baseline
         for prediction in due:
             value = args.get(prediction.argument, MISSING) if isinstance(args, dict) else MISSING
             if value is MISSING or call.sent.get(prediction.state_key, MISSING) == value:
@@ -151,7 +160,7 @@ class PredictiveState:
                     call,
                     "streaming",
                     {"op": "add", "path": prediction.state_key, "value": value},
-                    version=self.version(),
+                    version=self.source.version,
                 )
             )
         return events
@@ -163,7 +172,7 @@ class PredictiveState:
         call = self.calls.get(tool_call_id)
         if call is None:
             return True
-        baseline = self.stored()
+        baseline = self.source.baseline
         for prediction in call.predictions:
             if prediction.state_key not in call.sent:
                 continue
@@ -182,7 +191,7 @@ class PredictiveState:
         call = self.calls.pop(tool_call_id, None)
         if call is None or not call.sent:
             return []
-        baseline, version = (self.stored(), self.version()) if stored is None else stored
+        baseline, version = (self.source.baseline, self.source.version) if stored is None else stored
         ops: list[dict[str, Any]] = []
         for key in call.sent:
             value = lookup(baseline, parse_pointer(key))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,28 +56,37 @@ class RunStateGateway:
         writer: RunEventWriter,
         state: dict[str, Any],
         version: int,
+        private_keys: frozenset[str] = frozenset(),
+        private: dict[str, Any] | None = None,
+        predictions: Sequence[dict[str, str]] = (),
+        predict_per_second: float = 20.0,
     ) -> None:
+        """``private_keys``: the server-only keys (tools see ``private`` merged into the document;
+        changes to them are stored apart, ``services.private_state``, never logged);
+        ``predictions``: Pattern D's declarations (``runtime.predictive``)."""
         self.thread_pk = thread_pk
         self.run_pk = run_pk
         self.run_id = run_id
         self.writer = writer
-        self.private_keys: frozenset[str] = frozenset()
-        self.private: dict[str, Any] = {}
-        self.document = CowDocument(state)
+        self.private_keys = private_keys
+        self.private: dict[str, Any] = dict(private or {})
+        self.document = CowDocument(
+            self._merged(without_private(state, private_keys)) if private_keys else state
+        )
         self.version = version
         self.lock = asyncio.Lock()
-        self.predictive: PredictiveState | None = None  # Pattern D, set by the orchestrator
+        self.predictive = PredictiveState(
+            predictions, source=self, private_keys=private_keys, per_second=predict_per_second
+        )
 
     @property
     def view(self) -> MutableMapping[str, Any]:
         return self.document.view
 
-    def use_private_keys(self, keys: frozenset[str], private: dict[str, Any]) -> None:
-        """Server-only keys: tools see ``private`` merged into the document; changes to them are
-        stored apart (``services.private_state``), never logged."""
-        self.private_keys, self.private = keys, dict(private)
-        if keys:
-            self.document.adopt(self._merged(without_private(self.document.root, keys)))
+    @property
+    def baseline(self) -> dict[str, Any]:
+        """The state as last stored (what predictions are based on)."""
+        return self.document.baseline
 
     def _merged(self, shared: dict[str, Any]) -> dict[str, Any]:
         return {**shared, **self.private} if self.private else shared
@@ -117,7 +126,7 @@ class RunStateGateway:
     async def settle_prediction(self, tool_call_id: str, *, ran: bool) -> None:
         """Pattern D, after a predicted tool ran (or raised, or was never run): unless its own change
         leaves clients where the predictions did, log deltas restoring the stored values first."""
-        if self.predictive is None or tool_call_id not in self.predictive.calls:
+        if tool_call_id not in self.predictive.calls:
             return
         async with self.lock:
             if ran and self.predictive.settles(tool_call_id, self.document.root):

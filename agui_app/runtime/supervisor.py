@@ -1,7 +1,7 @@
 """This process's runs: their tasks and cancel tokens, heartbeats, cancel requests from any
 process, and the sweep that recovers runs whose process died.
 
-One supervisor per event loop (a server process has one). It listens for ``agui.cancel``
+One supervisor per event loop (a server process has one: ``runtime.lifespan`` keeps them). It listens for ``agui.cancel``
 control messages on the hub, beats every ``AGUI_RUN_HEARTBEAT_SECONDS`` for its runs (and
 cancels those whose ``cancel_requested`` flag it finds set, in case a message was lost), and
 sweeps stale runs of other processes.
@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,11 +19,9 @@ from typing import Any
 from django.conf import settings
 from pydantic_ai import CancellationToken
 
-from agui_app import metrics
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.concurrency.detached import spawn_detached
 from agui_app.events.hub import get_hub
-from agui_app.runtime.shutdown import finish_drain, install_sigterm_hook
 from agui_app.services.attachments import attachments_heartbeat, runs_abandoned
 from agui_app.services.queued import threads_with_queued_runs
 from agui_app.services.recovery import runs_heartbeat, runs_recover_stale
@@ -50,10 +47,11 @@ class RunHandle:
 
 
 class Supervisor:
-    queue_starter: QueueStarter | None = None  # set by the orchestrator (which imports this module)
+    """``queue_starter``: how to start a thread's next queued run (the orchestrator's)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, *, queue_starter: QueueStarter) -> None:
         self.loop = loop
+        self.queue_starter = queue_starter
         self.runs: dict[int, RunHandle] = {}
         self._task: asyncio.Task[None] | None = None
 
@@ -125,47 +123,5 @@ class Supervisor:
     async def start_queued(self) -> None:
         """Start the queued runs of threads that are free (their run ended in a process that could
         not start the next one: it died, or the server restarted)."""
-        if self.queue_starter is None:
-            return
         for thread_pk in await in_db_thread(threads_with_queued_runs)():
             await self.queue_starter(thread_pk)
-
-
-_supervisors: dict[asyncio.AbstractEventLoop, Supervisor] = {}
-
-
-async def get_supervisor() -> Supervisor:
-    loop = asyncio.get_running_loop()
-    for stale in [other for other in _supervisors if other.is_closed()]:
-        del _supervisors[stale]
-    supervisor = _supervisors.get(loop)
-    if supervisor is None:
-        supervisor = _supervisors[loop] = Supervisor(loop)
-    await supervisor.ensure_started()
-    return supervisor
-
-
-class Lifespan:
-    """ASGI lifespan: start this process's supervisor at start-up, so runs a crashed process left
-    ``running`` are recovered now rather than on the first request. (Uvicorn sends lifespan
-    events; Daphne does not, and there the supervisor starts with the first run or follower.)
-    At shutdown it waits for the drain (``runtime.shutdown``) that SIGTERM started."""
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                try:
-                    install_sigterm_hook(await get_supervisor())
-                except Exception as exc:  # e.g. the database is down: say so, and let the server decide
-                    logger.exception("could not start the run supervisor")
-                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                    return
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                supervisor = _supervisors.get(asyncio.get_running_loop())
-                if supervisor is not None:
-                    await finish_drain(supervisor)  # SIGTERM started it; otherwise it starts now
-                metrics.process_exited(os.getpid())
-                await send({"type": "lifespan.shutdown.complete"})
-                return

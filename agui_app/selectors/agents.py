@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from agui_app.access import Principal
+from agui_app.errors import not_found
 from capabilities.models import Agent
 from capabilities.selectors import agent_for_tenant, agents_for_tenant
 
@@ -21,3 +22,11 @@ def agent_for(principal: Principal, slug: str) -> Agent | None:
     if not principal.reaches_agent(slug):
         return None
     return agent_for_tenant(principal.tenant.pk, slug)
+
+
+def agent_or_404(principal: Principal, slug: str) -> Agent:
+    """``agent_for``. Raises ``NotFound`` when it returns ``None``."""
+    agent = agent_for(principal, slug)
+    if agent is None:
+        raise not_found("Agent")
+    return agent

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
+from agui_app.errors import not_found
 from agui_app.models import Run, RunStatus, Thread
 
 
@@ -13,6 +14,14 @@ def runs_for_thread(thread: Thread) -> QuerySet[Run]:
 
 def run_for_thread(thread: Thread, run_id: str) -> Run | None:
     return runs_for_thread(thread).filter(run_id=run_id).first()
+
+
+def run_or_404(thread: Thread, run_id: str) -> Run:
+    """The thread's run ``run_id``. Raises ``NotFound``."""
+    run = run_for_thread(thread, run_id)
+    if run is None:
+        raise not_found("Run")
+    return run
 
 
 def active_run(thread: Thread) -> Run | None:

@@ -54,6 +54,18 @@ def thread_key_for(principal: Principal, thread_id: str) -> Thread | None:
     return threads_for(principal).filter(thread_id=thread_id).defer("state", "private_state").first()
 
 
+def thread_or_404(principal: Principal, thread_id: str, *, with_state: bool = True) -> Thread:
+    """The thread ``principal`` reaches (``with_state=False``: without its state documents).
+
+    Raises:
+        NotFound: missing, another tenant's or end user's, or outside the token's list.
+    """
+    thread = (thread_for if with_state else thread_key_for)(principal, thread_id)
+    if thread is None:
+        raise not_found("Thread")
+    return thread
+
+
 def thread_id_taken(principal: Principal, thread_id: str) -> bool:
     """Whether ``thread_id`` is closed to ``principal`` although it may not exist for it: outside
     its token's list, or another end user's (thread ids are unique per tenant, not per user)."""

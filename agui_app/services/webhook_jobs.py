@@ -2,7 +2,7 @@
 
 Each try is one job (``webhook_deliver``): claim the delivery's lease, sign and POST it, record the
 answer; a try that failed and has tries left asks huey to run the job again after the backoff
-(``RetryTask(delay=…)``, so the schedule is ``services.webhooks.retry_delay``). The sweep
+(``RetryTask(delay=…)``, so the schedule is ``services.webhook_tries.retry_delay``). The sweep
 (``webhook_sweep``: at the consumer's start-up and every ``AGUI_WEBHOOK_SWEEP_MINUTES``) enqueues
 deliveries whose job was lost.
 
@@ -31,7 +31,7 @@ from huey.exceptions import RetryTask
 from agui_app.logs import webhook_attempted
 from agui_app.models import WebhookDelivery
 from agui_app.services.webhook_secrets import SecretUnreadable, webhook_signing_keys
-from agui_app.services.webhooks import (
+from agui_app.services.webhook_tries import (
     EXCERPT_CHARS,
     deliveries_due,
     delivery_claim,

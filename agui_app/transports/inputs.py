@@ -16,15 +16,10 @@ from django.conf import settings
 from pydantic import ValidationError
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
-from agui_app.errors import ApiError, Unprocessable
+from agui_app.errors import ApiError, PayloadTooLarge, Unprocessable
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
-
-
-class PayloadTooLarge(ApiError):
-    status = 413
-    code = "payload_too_large"
 
 
 class UnsupportedMediaType(ApiError):
@@ -106,6 +101,15 @@ def run_input_from_json(body: bytes, *, field_prefix: str = "") -> RunAgentInput
             code="invalid_run_input",
             details={"fields": fields},
         ) from exc
+    # The protocol makes these optional; downstream code (pydantic-ai's adapter too) reads them as
+    # lists and an object, so an omitted one is its empty value from here on.
+    run_input = run_input.model_copy(
+        update={
+            "tools": run_input.tools or [],
+            "context": run_input.context or [],
+            "forwarded_props": {} if run_input.forwarded_props is None else run_input.forwarded_props,
+        }
+    )
     check_identifier(run_input.thread_id, "threadId")
     check_identifier(run_input.run_id, "runId")
     if run_input.parent_run_id is not None:

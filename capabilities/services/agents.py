@@ -24,7 +24,8 @@ from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.skills.spec import predict_state_entries
 
-# Fields a write may set (model attribute names); ``skill_ids`` / ``always_on_ids`` are handled apart.
+# Fields a write may set (model attribute names, in the admin form's order); ``skill_ids`` /
+# ``always_on_ids`` are handled apart. The admin form and the registry API edit exactly these.
 AGENT_FIELDS = (
     "name",
     "description",
@@ -34,11 +35,11 @@ AGENT_FIELDS = (
     "max_execution_seconds",
     "parallel_tool_calls",
     "state_schema",
+    "predict_state",
     "output_schema",
     "declared_capabilities",
     "webhook_url",
     "on_disconnect",
-    "predict_state",
 )
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 MAX_ITERATIONS = 1000

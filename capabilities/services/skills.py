@@ -54,7 +54,8 @@ def parse(source: str) -> SkillSpec:
     no built-in tool (``update_state`` …) listed again.
 
     Raises:
-        SkillRejected: one error, with line and field when known.
+        SkillRejected: every error the parser found (each with line and field), or the size limit, or
+            each built-in tool listed.
     """
     if len(source) > settings.AGUI_SKILL_MAX_SOURCE_CHARS:
         message = (
@@ -66,11 +67,11 @@ def parse(source: str) -> SkillSpec:
             source, known_tools=registry.names(), max_body_chars=settings.AGUI_SKILL_MAX_BODY_CHARS
         )
     except SkillParseError as exc:
-        raise SkillRejected([exc]) from exc
+        raise SkillRejected(exc.errors) from exc
     builtins = builtin_names()
-    clash = next((ToolConflict(tool=t, skill=spec.id, other=None) for t in spec.tools if t in builtins), None)
-    if clash is not None:
-        raise SkillRejected([conflict_error(clash, source)])
+    clashes = [ToolConflict(tool=t, skill=spec.id, other=None) for t in spec.tools if t in builtins]
+    if clashes:
+        raise SkillRejected([conflict_error(clash, source) for clash in clashes])
     return spec
 
 

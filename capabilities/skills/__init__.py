@@ -1,4 +1,4 @@
-"""Skill files: Markdown with YAML frontmatter, parsed into a validated ``SkillSpec`` (DESIGN.md §9).
+"""Skill files: Markdown with YAML frontmatter, parsed into a validated ``SkillSpec`` (docs/design.md §9).
 
 Pure parsing — no Django, no database — so the admin, ``import_skills`` and the API share one set of
 rules and one set of messages: ``spec`` (the fields and their rules), ``parser`` (YAML with line

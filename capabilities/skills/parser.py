@@ -1,12 +1,14 @@
 """Parsing skill files: Markdown with YAML frontmatter into a validated ``SkillSpec``.
 
-Every rejection is a ``SkillParseError`` naming the 1-based line of the file and the field when they
-are known, e.g. ``refunds.md: line 2, field 'id': must match …``.
+A rejection is a ``SkillInvalid`` listing every problem of the file at once, each a ``SkillParseError``
+naming the 1-based line of the file and the field, e.g. ``refunds.md: line 2, field 'id': must match …``
+(a missing required key points at line 1, the opening ``---``). Only a file whose shape cannot be read
+(no delimiters, broken YAML, not a mapping) stops at its first problem.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Hashable, Mapping
 from typing import Any
 
 import yaml
@@ -20,9 +22,11 @@ from capabilities.skills.spec import (
     FieldError,
     KeyPath,
     SkillBundleError,
+    SkillInvalid,
     SkillParseError,
     SkillSpec,
     describe,
+    strip_blank_lines,
     suggest,
 )
 
@@ -31,11 +35,13 @@ MAX_YAML_DEPTH = 32
 
 class _Loader(yaml.SafeLoader):
     """``yaml.safe_load`` that rejects duplicate keys (PyYAML silently keeps the last one) and records
-    0-based lines of the root node, each top-level key, and the entries directly under it."""
+    0-based lines of the root node, each top-level key, and the entries directly under it; ``key_lines``
+    holds each top-level key's line by its value (for keys that are not strings, e.g. ``yes``: True)."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.lines: dict[KeyPath, int] = {}
+        self.key_lines: dict[Any, int] = {}
         self.depth = 0
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
@@ -71,6 +77,10 @@ class _Loader(yaml.SafeLoader):
     def construct_document(self, node: yaml.Node) -> Any:
         self.lines[()] = node.start_mark.line
         for key_node, value_node in node.value if isinstance(node, yaml.MappingNode) else []:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                key = self.construct_object(key_node)  # cached: the document's own construction reuses it
+                if isinstance(key, Hashable):
+                    self.key_lines[key] = key_node.start_mark.line
             if isinstance(key_node, yaml.ScalarNode):
                 self.lines[(key_node.value,)] = key_node.start_mark.line
                 if isinstance(value_node, yaml.SequenceNode):
@@ -83,8 +93,13 @@ class _Loader(yaml.SafeLoader):
         return super().construct_document(node)
 
 
-def _load_yaml(text: str, first_line: int) -> tuple[Any, dict[KeyPath, int]]:
-    """Parse frontmatter that starts on line ``first_line`` of the file; returned lines are the file's."""
+def _load_yaml(text: str, first_line: int) -> tuple[Any, dict[KeyPath, int], dict[Any, int]]:
+    """Parse frontmatter that starts on line ``first_line`` of the file; returned lines are the file's:
+    by key path, and of each top-level key by its value.
+
+    Raises:
+        SkillParseError: the YAML cannot be read (the first problem: YAML stops there).
+    """
     loader: _Loader | None = None
     try:
         loader = _Loader(text)  # the reader rejects unprintable characters already here
@@ -105,7 +120,8 @@ def _load_yaml(text: str, first_line: int) -> tuple[Any, dict[KeyPath, int]]:
     finally:
         if loader is not None:
             loader.dispose()
-    return data, {path: first_line + line for path, line in loader.lines.items()}
+    lines = {path: first_line + line for path, line in loader.lines.items()}
+    return data, lines, {key: first_line + line for key, line in loader.key_lines.items()}
 
 
 def _line(positions: Mapping[KeyPath, int], path: KeyPath) -> int | None:
@@ -113,55 +129,107 @@ def _line(positions: Mapping[KeyPath, int], path: KeyPath) -> int | None:
     return next((positions[path[:n]] for n in range(len(path), 0, -1) if path[:n] in positions), None)
 
 
-def _parse(
-    source: str, known_tools: Collection[str] | None, max_body_chars: int | None
-) -> tuple[SkillSpec, dict[KeyPath, int]]:
-    lines = LINE_BREAK.split(source)
-    if lines[0].rstrip() != DELIMITER:
-        hint = " (remove the byte-order mark)" if lines[0].startswith("\ufeff") else ""
-        raise SkillParseError(f"the first line must be '---', opening the YAML frontmatter{hint}", line=1)
-    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == DELIMITER), None)
-    if close is None:
-        raise SkillParseError("the frontmatter opened on line 1 is never closed by a '---' line", line=1)
-    data, positions = _load_yaml("\n".join(lines[1:close]), first_line=2)
-    if data is None:
-        raise SkillParseError("the frontmatter is empty; it needs at least 'id' and 'description'", line=1)
-    if not isinstance(data, dict):
-        message = f"the frontmatter must be a mapping of keys (id: …), not {describe(data)}"
-        raise SkillParseError(message, line=positions.get((), 2))
-    for key in data:
-        if not isinstance(key, str):  # e.g. yes/no/on/off, which YAML 1.1 reads as booleans
-            raise SkillParseError(f"the key {key!r} is not a string (put it in quotes)")
-        if key not in FRONTMATTER_KEYS:
-            hint = " (the instructions are the body after the closing '---')" if key == "instructions" else ""
-            hint = hint or suggest(key, FRONTMATTER_KEYS)
-            message = f"unknown key {key!r}{hint}; allowed: {', '.join(FRONTMATTER_KEYS)}"
-            raise SkillParseError(message, field=key, line=positions.get((key,)))
-    for key in REQUIRED_KEYS:
-        if key not in data:
-            raise SkillParseError(f"the required key {key!r} is missing", field=key)
+# A missing required key has no line of its own: its error points at line 1, the opening '---' of the
+# frontmatter (every skill file starts there), so each error of a file has a line.
+FRONTMATTER_LINE = 1
 
-    body_line = close + 2  # the line after the closing '---'
-    try:
-        spec = SkillSpec.model_validate({**data, "instructions": "\n".join(lines[close + 1 :])})
-    except ValidationError as exc:
-        error = exc.errors()[0]  # one error per file: the first, in field order
+
+def _in_line_order(errors: list[SkillParseError]) -> list[SkillParseError]:
+    return sorted(errors, key=lambda error: (error.line is None, error.line or 0))
+
+
+def _model_errors(
+    exc: ValidationError, positions: Mapping[KeyPath, int], body_line: int
+) -> list[SkillParseError]:
+    """One error per field the model refused (a field's validator stops at its first problem), with the
+    line of the entry or key at fault. "Missing" is left out: the parser reports missing keys itself."""
+    errors: list[SkillParseError] = []
+    for error in exc.errors():
+        if error["type"] == "missing":
+            continue
         path: KeyPath = tuple(error["loc"])
         cause = error.get("ctx", {}).get("error")
         path += cause.path if isinstance(cause, FieldError) else ()
         message = str(cause) if isinstance(cause, Exception) else error["msg"]
         if path[:1] == ("instructions",):
-            raise SkillParseError(message, field="body", line=body_line) from exc
-        raise SkillParseError(message, field=str(path[0]), line=_line(positions, path)) from exc
+            errors.append(SkillParseError(message, field="body", line=body_line))
+        else:
+            field = str(path[0]) if path else None
+            errors.append(SkillParseError(message, field=field, line=_line(positions, path)))
+    return errors
 
-    for index, name in enumerate(spec.tools if known_tools is not None else ()):
+
+def _tool_names(value: Any) -> list[str]:
+    """The names in a ``tools`` value the model accepted: names, or ``{name: …, defer: …}`` entries."""
+    return [entry["name"] if isinstance(entry, dict) else entry for entry in value or ()]
+
+
+def _parse(
+    source: str, known_tools: Collection[str] | None, max_body_chars: int | None
+) -> tuple[SkillSpec, dict[KeyPath, int]]:
+    """Raises SkillInvalid listing every problem: one when the file's shape (delimiters, YAML, a mapping)
+    is wrong, since nothing past it can be read; otherwise each key, field, tool and the body's."""
+    lines = LINE_BREAK.split(source)
+    if lines[0].rstrip() != DELIMITER:
+        hint = " (remove the byte-order mark)" if lines[0].startswith("\ufeff") else ""
+        message = f"the first line must be '---', opening the YAML frontmatter{hint}"
+        raise SkillInvalid([SkillParseError(message, line=1)])
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == DELIMITER), None)
+    if close is None:
+        message = "the frontmatter opened on line 1 is never closed by a '---' line"
+        raise SkillInvalid([SkillParseError(message, line=1)])
+    try:
+        data, positions, key_lines = _load_yaml("\n".join(lines[1:close]), first_line=2)
+    except SkillParseError as exc:
+        raise SkillInvalid([exc]) from exc
+    if data is None:
+        message = "the frontmatter is empty; it needs at least 'id' and 'description'"
+        raise SkillInvalid([SkillParseError(message, line=FRONTMATTER_LINE)])
+    if not isinstance(data, dict):
+        message = f"the frontmatter must be a mapping of keys (id: …), not {describe(data)}"
+        raise SkillInvalid([SkillParseError(message, line=positions.get((), 2))])
+
+    errors: list[SkillParseError] = []
+    fields: dict[str, Any] = {}  # the known keys, for the model
+    for key in data:
+        key_line = key_lines.get(key)  # None for a key merged in with '<<'
+        if not isinstance(key, str):  # e.g. yes/no/on/off, which YAML 1.1 reads as booleans
+            errors.append(
+                SkillParseError(f"the key {key!r} is not a string (put it in quotes)", line=key_line)
+            )
+        elif key not in FRONTMATTER_KEYS:
+            hint = " (the instructions are the body after the closing '---')" if key == "instructions" else ""
+            hint = hint or suggest(key, FRONTMATTER_KEYS)
+            message = f"unknown key {key!r}{hint}; allowed: {', '.join(FRONTMATTER_KEYS)}"
+            errors.append(SkillParseError(message, field=key, line=key_line))
+        else:
+            fields[key] = data[key]
+    for key in REQUIRED_KEYS:
+        if key not in data:
+            message = f"the required key {key!r} is missing"
+            errors.append(SkillParseError(message, field=key, line=FRONTMATTER_LINE))
+
+    body_line = close + 2  # the line after the closing '---'
+    body = "\n".join(lines[close + 1 :])
+    spec: SkillSpec | None = None
+    try:
+        spec = SkillSpec.model_validate({**fields, "instructions": body})
+    except ValidationError as exc:
+        errors += _model_errors(exc, positions, body_line)
+
+    refused = {error.field for error in errors}
+    tools = spec.tools if spec is not None else _tool_names(fields.get("tools"))
+    for index, name in enumerate(tools if known_tools is not None and "tools" not in refused else ()):
         if name not in known_tools:
             known = ", ".join(sorted(known_tools)) or "none"
             message = f"unknown tool {name!r}{suggest(name, known_tools)}; registered tools: {known}"
-            raise SkillParseError(message, field="tools", line=_line(positions, ("tools", index)))
-    if max_body_chars is not None and len(spec.instructions) > max_body_chars:
-        message = f"the body is {len(spec.instructions)} characters long; the limit is {max_body_chars}"
-        raise SkillParseError(message, field="body", line=body_line)
+            errors.append(SkillParseError(message, field="tools", line=_line(positions, ("tools", index))))
+    instructions = spec.instructions if spec is not None else strip_blank_lines(body)
+    if max_body_chars is not None and len(instructions) > max_body_chars:
+        message = f"the body is {len(instructions)} characters long; the limit is {max_body_chars}"
+        errors.append(SkillParseError(message, field="body", line=body_line))
+    if errors or spec is None:
+        raise SkillInvalid(_in_line_order(errors))
     return spec, positions
 
 
@@ -174,7 +242,8 @@ def parse_skill(
     the instructions (body without leading/trailing blank lines) may be at most this long.
 
     Raises:
-        SkillParseError: the first problem found, with ``field`` and ``line`` when known (``filename`` None).
+        SkillInvalid: every problem found, in line order, each with ``field`` and ``line`` when known
+            (``filename`` None); as a SkillParseError it reads as the first of them.
     """
     return _parse(source, known_tools, max_body_chars)[0]
 
@@ -198,7 +267,7 @@ def parse_skill_files(
     """Parse every file (filename → source) before judging any, so one call reports all problems.
 
     Returns filename → spec, in filename order. Raises:
-        SkillBundleError: listing, in filename order, each invalid file's SkillParseError and, for a skill
+        SkillBundleError: listing, in filename order, every problem of each invalid file and, for a skill
             id used by several files, an error on every file after the first that names the first.
     """
     specs: dict[str, SkillSpec] = {}
@@ -208,8 +277,9 @@ def parse_skill_files(
         try:
             spec, positions = _parse(files[filename], known_tools, max_body_chars)
         except SkillParseError as exc:
-            exc.filename = filename
-            errors.append(exc)
+            for error in exc.errors:
+                error.filename = filename
+            errors += exc.errors
             continue
         owner = owners.setdefault(spec.id, filename)
         if owner != filename:

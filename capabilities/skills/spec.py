@@ -1,4 +1,4 @@
-"""A skill's validated fields (``SkillSpec``) and the errors that name a file's line and field (DESIGN.md §9).
+"""A skill's validated fields (``SkillSpec``) and the errors that name a file's line and field (docs/design.md §9).
 
 Pure parsing — no Django, no database — so the admin, ``import_skills`` and the API share one set of
 rules and one set of messages. Every rejection is a ``SkillParseError`` naming the 1-based line of the
@@ -74,6 +74,34 @@ class SkillParseError(ValueError):
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form, for API error bodies."""
         return {"filename": self.filename, "line": self.line, "field": self.field, "message": self.message}
+
+    @property
+    def errors(self) -> list[SkillParseError]:
+        """Every problem this error stands for: itself (``SkillInvalid`` holds several)."""
+        return [self]
+
+
+class SkillInvalid(SkillParseError):
+    """Every problem found in one skill file, in line order (those with no line last).
+
+    As a ``SkillParseError`` it reads as the first of them (``message``, ``line``, ``field``), so a
+    caller that shows one problem still can; ``errors`` lists them all and ``str()`` shows them one a
+    line.
+    """
+
+    def __init__(self, errors: list[SkillParseError]) -> None:
+        if not errors:
+            raise ValueError("SkillInvalid needs at least one error")
+        first = errors[0]
+        super().__init__(first.message, field=first.field, line=first.line, filename=first.filename)
+        self._errors = list(errors)
+
+    @property
+    def errors(self) -> list[SkillParseError]:
+        return self._errors
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self._errors)
 
 
 class SkillBundleError(ValueError):
@@ -168,7 +196,7 @@ def predict_state_entries(value: Any) -> list[dict[str, str]]:
     return entries
 
 
-def _strip_blank_lines(text: str) -> str:
+def strip_blank_lines(text: str) -> str:
     """``text`` with newlines normalized to ``\\n`` and leading/trailing blank lines removed."""
     lines = LINE_BREAK.split(text)
     start, end = 0, len(lines)
@@ -309,4 +337,4 @@ class SkillSpec(BaseModel):
     @classmethod
     def _normalize_instructions(cls, value: Any) -> str:
         # Normalized here, not only in parse_skill, so render_skill/parse_skill round-trip any spec.
-        return _strip_blank_lines(_string(value))
+        return strip_blank_lines(_string(value))

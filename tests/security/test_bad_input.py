@@ -1,4 +1,4 @@
-"""Finding 2 of the hardening issue: every bad input is a JSON error with a DESIGN §5 code — never a
+"""Finding 2 of the hardening issue: every bad input is a JSON error with a docs/design.md §5 code — never a
 500 or an HTML page — and writes nothing.
 
 Classes: a NUL character anywhere PostgreSQL stores text (message content and ids, state keys and
@@ -465,7 +465,7 @@ async def test_an_unexpected_exception_in_a_view_is_a_json_500(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr("agui_app.transports.http.threads.threads_for", broken)
+    monkeypatch.setattr("agui_app.transports.rest.threads.threads_for", broken)
     response = await aclient.get("/api/v1/threads")
     body = assert_json_error(response, 500, "internal_error")
     assert "secret internals" not in json.dumps(body)
@@ -478,7 +478,7 @@ async def test_an_unexpected_exception_in_the_asgi_app_is_a_json_500(
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr("agui_app.transports.http.events.reachable_thread", broken)
+    monkeypatch.setattr("agui_app.transports.rest.events.athread_or_404", broken)
     response = await aclient.get("/api/v1/threads/t1/events")
     body = assert_json_error(response, 500, "internal_error")
     assert "secret internals" not in json.dumps(body)

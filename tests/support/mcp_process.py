@@ -24,10 +24,13 @@ class McpProcess:
             self.process.wait(10)
 
 
-def start_mcp_server(secret: str, transport: str = "http", host_names: tuple[str, ...] = ()) -> McpProcess:
-    """Streamable HTTP at ``/mcp`` (or SSE at ``/sse``); every request needs ``X-Api-Secret: secret``
-    and a ``Host`` of 127.0.0.1, localhost or one of ``host_names`` (the SDK's rebinding protection)."""
-    port = free_port()
+def start_mcp_server(
+    secret: str, transport: str = "http", host_names: tuple[str, ...] = (), port: int | None = None
+) -> McpProcess:
+    """Streamable HTTP at ``/mcp`` (or SSE at ``/sse``) on ``port`` (default: a free one); every request
+    needs ``X-Api-Secret: secret`` and a ``Host`` of 127.0.0.1, localhost or one of ``host_names`` (the
+    SDK's rebinding protection)."""
+    port = port or free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.support.mcp_server", str(port), secret, transport, *host_names],
         cwd=ROOT,

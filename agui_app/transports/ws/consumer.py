@@ -1,4 +1,4 @@
-"""The AG-UI WebSocket transport: ``ws(s)://host/ws/v1/threads/{thread}`` (DESIGN §6).
+"""The AG-UI WebSocket transport: ``ws(s)://host/ws/v1/threads/{thread}`` (docs/design.md §6).
 
 One socket watches one thread. The consumer is thin: it authenticates, validates each client
 frame with a pydantic model, calls one service or selector (through ``sync_to_async``, never the
@@ -33,20 +33,18 @@ from pydantic import ValidationError
 from agui_app.access import Kind, Principal
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import AmbiguousThread, ApiError, Unauthenticated, Unprocessable, not_found
-from agui_app.logs import request_refused
 from agui_app.models import StateSource, Thread
-from agui_app.runtime.admission import admit_and_start
+from agui_app.runtime.admission import start_run_request
 from agui_app.runtime.attachments import follow_attached
 from agui_app.runtime.run_messages import closing_snapshot
-from agui_app.selectors.agents import agent_for
-from agui_app.selectors.runs import run_for_thread
-from agui_app.selectors.threads import staff_thread, thread_for
-from agui_app.services.ratelimits import count_run_start
+from agui_app.selectors.runs import run_or_404
+from agui_app.selectors.threads import staff_thread, thread_for, thread_or_404
 from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch
 from agui_app.services.tokens import TokenExpired
-from agui_app.transports.auth import aprincipal_for, bearer_token, insufficient_scope
-from agui_app.transports.browsers import origin_refusal, scope_site_origin, staff_session_allowed
+from agui_app.transports.edge.answers import error_frame, socket_refused
+from agui_app.transports.edge.auth import aprincipal_for, bearer_token, insufficient_scope
+from agui_app.transports.edge.browsers import origin_refusal, scope_site_origin, staff_session_allowed
 from agui_app.transports.inputs import ID_PATTERN, check_json_input
 from agui_app.transports.ws.frames import (
     CLOSE_AMBIGUOUS,
@@ -73,9 +71,8 @@ logger = logging.getLogger(__name__)
 
 
 athread_for = in_db_thread(thread_for)
-aagent_for = in_db_thread(agent_for)
-acount_run_start = in_db_thread(count_run_start)
-arun_for_thread = in_db_thread(run_for_thread)
+athread_or_404 = in_db_thread(thread_or_404)
+arun_or_404 = in_db_thread(run_or_404)
 arun_request_cancel = in_db_thread(run_request_cancel)
 astaff_thread = in_db_thread(staff_thread)
 
@@ -229,11 +226,9 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                 code="thread_mismatch",
                 details={"fields": [{"field": "input.threadId", "message": "not this socket's thread"}]},
             )
-        agent = await aagent_for(self.principal, frame.agent)
-        if agent is None:
-            raise not_found("Agent")
-        await acount_run_start(self.principal)
-        admission = await admit_and_start(principal=self.principal, agent=agent, run_input=run_input)
+        _, admission = await start_run_request(
+            principal=self.principal, agent_slug=frame.agent, run_input=run_input
+        )
         self.own_runs.add(run_input.run_id)
         if self.follower is None or self.follower.done():
             await self.start_following(admission.thread.pk, admission.cursor)
@@ -259,10 +254,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     async def on_cancel(self, frame: CancelFrame) -> None:
         """Ask the run's process to cancel it; its ``RUN_FINISHED`` (cancelled) arrives as an event."""
-        thread = await self.current_thread()
-        run = await arun_for_thread(thread, frame.run_id)
-        if run is None:
-            raise not_found("Run")
+        run = await arun_or_404(await self.current_thread(), frame.run_id)
         await arun_request_cancel(run=run)
 
     async def on_ping(self, frame: PingFrame) -> None:
@@ -328,10 +320,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def current_thread(self) -> Thread:
         """The thread as stored now (it may have been created by a run, or deleted, meanwhile)."""
         assert self.principal is not None
-        thread = await athread_for(self.principal, self.thread_id)
-        if thread is None:
-            raise not_found("Thread")
-        return thread
+        return await athread_or_404(self.principal, self.thread_id)
 
     # --- frames out -------------------------------------------------------------------------
 
@@ -382,11 +371,8 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def send_error(
         self, code: str, message: str, *, ref: str | None, details: dict[str, Any] | None = None
     ) -> None:
-        request_refused(status=None, code=code, method="WS", path=self.scope["path"])
-        frame: dict[str, Any] = {"type": "error", "code": code, "message": message, "ref": ref}
-        if details:
-            frame["details"] = details
-        await self.send_frame(frame)
+        socket_refused(code, self.scope["path"])
+        await self.send_frame(error_frame(code, message, ref=ref, details=details))
 
     def header(self, name: str) -> str | None:
         wanted = name.encode()

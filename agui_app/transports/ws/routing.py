@@ -14,9 +14,11 @@ from channels.routing import URLRouter
 from django.conf import settings
 from django.urls import path, re_path
 
+from agui_app.errors import NotFound
+from agui_app.transports.edge.answers import deny_handshake
 from agui_app.transports.ws.consumer import ThreadConsumer
 
-DENIAL_EXTENSION = "websocket.http.response"
+CLOSE_NOT_FOUND = 1008
 
 
 async def websocket_not_found(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -24,18 +26,9 @@ async def websocket_not_found(scope: dict[str, Any], receive: Any, send: Any) ->
     message = await receive()
     if message["type"] != "websocket.connect":
         return
-    if DENIAL_EXTENSION not in (scope.get("extensions") or {}):
-        await send({"type": "websocket.close", "code": 1008})
-        return
-    body = b'{"error":{"code":"not_found","message":"No WebSocket is served at this path."}}'
-    await send(
-        {
-            "type": "websocket.http.response.start",
-            "status": 404,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
+    await deny_handshake(
+        scope, send, NotFound("No WebSocket is served at this path."), close_code=CLOSE_NOT_FOUND
     )
-    await send({"type": "websocket.http.response.body", "body": body})
 
 
 def websocket_router() -> URLRouter:

@@ -1,6 +1,6 @@
 """Tools that require approval pause the run with an AG-UI interrupt; ``RunAgentInput.resume`` answers it.
 
-In-process Python counterpart of the Node real-client test (tests/agui_app/transports/http/test_real_client.py).
+In-process Python counterpart of the Node real-client test (tests/agui_app/transports/sse/test_real_client.py).
 """
 
 from __future__ import annotations

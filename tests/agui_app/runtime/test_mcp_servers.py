@@ -38,8 +38,8 @@ LOOKUP = {"call": "lookup_order", "args": {"order_id": "A-7"}}
 DELIVERED = "Order A-7: delivered on 2026-05-01."
 
 
-def start_mcp_server(transport: str = "http") -> McpProcess:
-    return start_mcp_process(SECRET, transport)
+def start_mcp_server(transport: str = "http", port: int | None = None) -> McpProcess:
+    return start_mcp_process(SECRET, transport, port=port)
 
 
 @pytest.fixture

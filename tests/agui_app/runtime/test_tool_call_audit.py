@@ -72,6 +72,50 @@ async def test_tool_call_events_carry_the_active_capabilities_and_their_versions
     assert listed[1]["argsDigest"] == "sha256:" + hashlib.sha256(b'{"city": "Oslo"}').hexdigest()
 
 
+async def test_a_call_to_a_tool_that_is_not_loaded_or_does_not_exist_is_logged_as_unknown_tool(
+    aclient, agent
+) -> None:
+    steps = [
+        {"call": "get_forecast", "args": {"city": "Oslo"}},  # weather's tool, before weather is loaded
+        {"call": "no_such_tool", "args": {}},
+        {"call": "load_capability", "args": {"id": "weather"}},
+        {"call": "get_forecast", "args": {"city": "Oslo"}},
+        {"say": "Ok."},
+    ]
+    frames = await run(aclient, "assistant", run_input("t-unknown", [user(script(*steps))]))
+
+    results = [f.data["content"] for f in frames if f.type == "TOOL_CALL_RESULT"]
+    assert "get_forecast" in results[0] and "Oslo" not in results[0]  # it did not run
+    outcomes = [
+        (f.data["value"]["toolCallId"], f.data["value"]["outcome"])
+        for f in frames
+        if f.type == "CUSTOM"
+        and f.data["name"] == "agui.tool_call_audit"
+        and f.data["value"]["phase"] == "result"
+    ]
+    assert [outcome for _, outcome in outcomes] == ["unknown_tool", "unknown_tool", "succeeded", "succeeded"]
+    listed = await tool_calls(aclient, "t-unknown")
+    assert [(c["tool"], c["status"]) for c in listed] == [
+        ("get_forecast", "unknown_tool"),
+        ("no_such_tool", "unknown_tool"),
+        ("load_capability", "succeeded"),
+        ("get_forecast", "succeeded"),
+    ]
+
+
+async def test_a_call_answered_with_a_retry_prompt_before_it_ran_is_logged_as_retry(aclient, agent) -> None:
+    steps = [
+        {"call": "load_capability", "args": {"id": "weather"}},
+        {"call": "get_forecast", "args": {"town": "Oslo"}},  # arguments that fail validation
+        {"say": "Ok."},
+    ]
+    frames = await run(aclient, "assistant", run_input("t-retry", [user(script(*steps))]))
+
+    [call] = [c for c in await tool_calls(aclient, "t-retry") if c["tool"] == "get_forecast"]
+    assert call["status"] == "retry"
+    assert audit(frames, "get_forecast")[-1]["outcome"] == "retry"
+
+
 @pytest.mark.parametrize(("approved", "status"), [(True, "approved"), (False, "denied")])
 async def test_the_tool_calls_list_shows_the_approval_decision_and_who_decided(
     aclient, agent, owner_tenant, approved: bool, status: str

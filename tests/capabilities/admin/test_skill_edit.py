@@ -137,6 +137,27 @@ def test_adding_an_id_the_tenant_already_has_is_an_error_on_the_field(
     assert counts() == before
 
 
+def test_the_add_form_shows_every_problem_of_the_source_on_the_field(
+    admin_client: Client, owner_tenant: Any
+) -> None:
+    source = "---\nid: Jokes!\ntool: [get_forecast]\n---\nKeep it short.\n"
+    response = admin_client.post(
+        reverse("admin:capabilities_skill_add"),
+        {"tenant": owner_tenant.pk, "source": source, "note": "", "enabled": "on"},
+    )
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors["source"]
+    assert [e.split(":")[0] for e in errors] == [
+        "line 1, field 'description'",
+        "line 2, field 'id'",
+        "line 3, field 'tool'",
+    ], errors
+    content = response.content.decode()
+    assert "the required key &#x27;description&#x27; is missing" in content
+    assert "unknown key &#x27;tool&#x27;" in content
+    assert counts() == (0, 0)
+
+
 def test_the_changelist_shows_the_skill_columns(admin_client: Client, agent: Agent) -> None:
     response = admin_client.get(reverse("admin:capabilities_skill_changelist"))
     content = response.content.decode()

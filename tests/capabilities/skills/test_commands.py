@@ -88,6 +88,22 @@ def test_every_bad_file_is_reported_at_once(owner_tenant, tmp_path) -> None:
     assert counts() == (0, 0, 0)
 
 
+def test_every_problem_of_every_bad_file_is_printed(owner_tenant, tmp_path) -> None:
+    two_problems = "---\nid: Billing\ntools: [get_invoice]\n---\n"  # bad id, no description, unknown tool
+    directory = write(tmp_path / "in", {"billing.md": two_problems, "broken.md": BAD_ID, "ok.md": GOOD})
+    with pytest.raises(CommandError) as caught:
+        import_skills("acme", str(directory))
+    lines = str(caught.value).splitlines()
+    assert lines[0] == "Nothing was imported."
+    assert [line.split(":")[0:2] for line in lines[1:]] == [
+        ["billing.md", " line 1, field 'description'"],
+        ["billing.md", " line 2, field 'id'"],
+        ["billing.md", " line 3, field 'tools'"],
+        ["broken.md", " line 2, field 'id'"],
+    ], lines
+    assert counts() == (0, 0, 0)
+
+
 def test_two_files_with_one_id_are_refused_naming_both(owner_tenant, tmp_path) -> None:
     directory = write(tmp_path / "in", {"a.md": GOOD, "b.md": GOOD})
     with pytest.raises(CommandError) as caught:

@@ -125,14 +125,14 @@ def test_it_rejects_empty_frontmatter() -> None:
 def test_it_names_a_missing_id() -> None:
     error = parse_error(skill("description: Use for refunds."))
 
-    assert (error.field, error.line) == ("id", None)
+    assert (error.field, error.line) == ("id", 1)  # the opening ---
     assert "'id' is missing" in error.message
 
 
 def test_it_names_a_missing_description() -> None:
     error = parse_error(skill("id: refunds"))
 
-    assert (error.field, error.line) == ("description", None)
+    assert (error.field, error.line) == ("description", 1)
 
 
 def test_it_names_the_line_of_an_id_that_breaks_the_pattern() -> None:

@@ -1,1 +1,0 @@
-"""HTTP: REST views (DRF) served by Django, and the streaming endpoints as Channels consumers."""

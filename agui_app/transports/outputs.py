@@ -1,0 +1,82 @@
+"""What the transports answer with: the JSON bodies of threads, runs, loaded capabilities and state
+revisions (camelCase), shared by the REST views, the SSE endpoints and the WebSocket."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agui_app.models import LoadedCapability, Run, StateRevision, Thread
+
+
+def iso(value: Any) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def thread_summary(thread: Thread) -> dict[str, Any]:
+    return {
+        "threadId": thread.thread_id,
+        "agent": thread.agent.slug,
+        "user": thread.user or None,
+        "title": thread.title,
+        "metadata": thread.metadata,
+        "version": thread.state_version,
+        "lastSeq": thread.last_seq,
+        "createdAt": iso(thread.created_at),
+        "updatedAt": iso(thread.updated_at),
+    }
+
+
+def thread_detail(
+    thread: Thread, *, active: Run | None, loaded: list[LoadedCapability], available: set[str]
+) -> dict[str, Any]:
+    return {
+        **thread_summary(thread),
+        "state": thread.state,
+        "status": "running" if active is not None else "idle",
+        "activeRunId": active.run_id if active is not None else None,
+        "loadedCapabilities": [loaded_capability(item, available) for item in loaded],
+    }
+
+
+def loaded_capability(item: LoadedCapability, available: set[str]) -> dict[str, Any]:
+    version = item.skill_version
+    return {
+        "id": item.capability_id,
+        "skillVersion": version.number if version is not None else None,
+        "runId": item.run.run_id if item.run is not None else None,
+        "loadedAt": iso(item.loaded_at),
+        "available": item.capability_id in available,
+    }
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "runId": run.run_id,
+        "status": run.status,
+        "startedAt": iso(run.started_at),
+        "finishedAt": iso(run.finished_at),
+        "usage": {
+            "requests": run.requests,
+            "inputTokens": run.input_tokens,
+            "outputTokens": run.output_tokens,
+        },
+    }
+    if run.parent_run_id:
+        body["parentRunId"] = run.parent_run_id
+    if run.outcome is not None:
+        body["outcome"] = run.outcome
+    if run.error is not None:
+        body["error"] = run.error
+    if run.cancel_requested:
+        body["cancelRequested"] = True
+    return body
+
+
+def revision(item: StateRevision) -> dict[str, Any]:
+    return {
+        "version": item.version,
+        "patch": item.patch,
+        "source": item.source,
+        "runId": item.run.run_id if item.run is not None else None,
+        "createdAt": iso(item.created_at),
+    }

@@ -1,0 +1,100 @@
+"""Documented bodies of the thread endpoints (drf-spectacular only): the views build plain dicts
+(``serializers``), these say what those dicts hold. AG-UI's own types (messages, the capabilities
+document) are referenced from the pydantic schemas ``openapi`` adds to the components."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from agui_app.models import RunStatus, StateSource
+from agui_app.transports.rest.openapi.parts import component_ref
+
+
+class RunUsageBody(serializers.Serializer):
+    requests = serializers.IntegerField()
+    inputTokens = serializers.IntegerField()
+    outputTokens = serializers.IntegerField()
+
+
+class RunErrorInfo(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class RunBody(serializers.Serializer):
+    runId = serializers.CharField()
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    startedAt = serializers.DateTimeField(allow_null=True)
+    finishedAt = serializers.DateTimeField(allow_null=True)
+    usage = RunUsageBody()
+    parentRunId = serializers.CharField(required=False)
+    outcome = serializers.DictField(required=False, help_text="AG-UI RUN_FINISHED outcome")
+    error = RunErrorInfo(required=False)
+    cancelRequested = serializers.BooleanField(required=False)
+
+
+class ThreadSummaryBody(serializers.Serializer):
+    threadId = serializers.CharField()
+    agent = serializers.CharField()
+    user = serializers.CharField(allow_null=True)
+    title = serializers.CharField(allow_blank=True)
+    metadata = serializers.DictField()
+    version = serializers.IntegerField(help_text="the shared state's version")
+    lastSeq = serializers.IntegerField(help_text="the last event's seq (the thread's cursor)")
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+
+
+class LoadedCapabilityBody(serializers.Serializer):
+    id = serializers.CharField()
+    skillVersion = serializers.IntegerField(allow_null=True)
+    runId = serializers.CharField(allow_null=True)
+    loadedAt = serializers.DateTimeField(allow_null=True)
+    available = serializers.BooleanField(help_text="still enabled on the agent")
+
+
+class ThreadDetailBody(ThreadSummaryBody):
+    state = serializers.DictField()
+    status = serializers.ChoiceField(choices=["running", "idle"])
+    activeRunId = serializers.CharField(allow_null=True)
+    loadedCapabilities = LoadedCapabilityBody(many=True)
+
+
+@extend_schema_field(component_ref("AguiMessage"))
+class AguiMessageField(serializers.DictField):
+    """An AG-UI message (``ag_ui.core.Message``, camelCase)."""
+
+
+class ThreadMessagesBody(serializers.Serializer):
+    threadId = serializers.CharField()
+    messages = serializers.ListField(child=AguiMessageField())
+
+
+class ThreadStateBody(serializers.Serializer):
+    state = serializers.DictField()
+    version = serializers.IntegerField(help_text='also the ETag: "<version>"')
+
+
+class StatePutInput(serializers.Serializer):
+    state = serializers.DictField()
+
+
+class JsonPatchOperation(serializers.Serializer):
+    op = serializers.ChoiceField(choices=["add", "remove", "replace", "move", "copy", "test"])
+    path = serializers.CharField(help_text="a JSON Pointer (RFC 6901)")
+    value = serializers.JSONField(required=False)
+    from_ = serializers.CharField(required=False, help_text="move / copy: the source pointer")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        fields["from"] = fields.pop("from_")  # a Python keyword
+        return fields
+
+
+class StateRevisionBody(serializers.Serializer):
+    version = serializers.IntegerField()
+    patch = serializers.ListField(child=serializers.DictField(), help_text="RFC 6902 operations")
+    source = serializers.ChoiceField(choices=StateSource.choices)
+    runId = serializers.CharField(allow_null=True)
+    createdAt = serializers.DateTimeField()

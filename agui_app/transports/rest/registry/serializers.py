@@ -1,0 +1,214 @@
+"""Bodies of the registry API (docs/design.md §15): agents and skills, camelCase, in and out.
+
+Serializers only check shapes and sizes; every rule (schemas, declarations that must hold, tool-name
+conflicts, skill parsing) is the services' (``capabilities.services``), shared with admin. Each field
+names the model attribute it reads and writes (``source``), so adding a field is one line here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from capabilities.models import Agent, OnDisconnect, Skill, SkillVersion
+from capabilities.outbound import outbound_url_validator
+from capabilities.services.agents import MAX_EXECUTION_SECONDS, MAX_ITERATIONS
+from capabilities.skills import SKILL_ID_PATTERN
+
+MAX_SKILLS_PER_AGENT = 500
+
+
+def skill_id_list(source: str, help_text: str) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.RegexField(SKILL_ID_PATTERN, max_length=64),
+        source=source,
+        required=False,
+        max_length=MAX_SKILLS_PER_AGENT,
+        help_text=help_text,
+    )
+
+
+class AgentLimitsSerializer(serializers.Serializer):
+    maxIterations = serializers.IntegerField(
+        source="max_iterations",
+        min_value=1,
+        max_value=MAX_ITERATIONS,
+        required=False,
+        help_text="Model requests allowed per run.",
+    )
+    maxExecutionSeconds = serializers.IntegerField(
+        source="max_execution_seconds",
+        min_value=1,
+        max_value=MAX_EXECUTION_SECONDS,
+        required=False,
+        help_text="Wall-clock seconds allowed per run.",
+    )
+
+
+class AgentSerializer(serializers.Serializer):
+    """An agent. In: ``POST`` (``slug`` required) and ``PATCH`` (any subset; ``slug`` cannot change)."""
+
+    slug = serializers.SlugField(max_length=64)
+    name = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    model = serializers.CharField(
+        max_length=200, required=False, help_text="A pydantic-ai model id (openai-chat:gpt-4o, …) or 'demo'."
+    )
+    instructions = serializers.CharField(
+        max_length=100_000, required=False, allow_blank=True, trim_whitespace=False
+    )
+    skills = skill_id_list("skill_ids", "Ids of the skills it offers (replaces the set).")
+    alwaysOn = skill_id_list("always_on_ids", "Those of its skills active from the start (not on demand).")
+    mcpServers = skill_id_list(
+        "mcp_server_ids", "Ids of the tenant's MCP servers it offers (replaces the set)."
+    )
+    limits = AgentLimitsSerializer(source="*", required=False)
+    parallelToolCalls = serializers.BooleanField(source="parallel_tool_calls", required=False)
+    stateSchema = serializers.JSONField(
+        source="state_schema", required=False, allow_null=True, help_text="JSON Schema of the shared state."
+    )
+    predictState = serializers.JSONField(
+        source="predict_state",
+        required=False,
+        help_text="Predictive state: [{tool, argument, state_key}] — while the model streams that tool "
+        "call, the argument's partial value is shown at state_key.",
+    )
+    outputSchema = serializers.JSONField(
+        source="output_schema",
+        required=False,
+        allow_null=True,
+        help_text="JSON Schema of an object: runs then answer with such an object, validated, instead of text.",
+    )
+    declaredCapabilities = serializers.JSONField(
+        source="declared_capabilities",
+        required=False,
+        help_text="Declared parts of AG-UI AgentCapabilities (identity, multimodal, custom, …).",
+    )
+    webhookUrl = serializers.CharField(  # the outbound rule alone: it says why it refuses a URL
+        source="webhook_url",
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        validators=[outbound_url_validator],
+    )
+    onDisconnect = serializers.ChoiceField(
+        source="on_disconnect", choices=OnDisconnect.choices, required=False
+    )
+    url = serializers.SerializerMethodField()
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_url(self, agent: Agent) -> str:
+        return f"/api/v1/agents/{agent.slug}"
+
+
+class SkillSourceSerializer(serializers.Serializer):
+    """A skill in: its Markdown source (frontmatter + instructions); ``enabled`` and ``note`` optional."""
+
+    source = serializers.CharField(
+        max_length=settings.AGUI_SKILL_MAX_SOURCE_CHARS,
+        trim_whitespace=False,
+        help_text="Markdown with YAML frontmatter (id, description, tools, …); the body is the instructions.",
+    )
+    enabled = serializers.BooleanField(required=False)
+    note = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, help_text="Kept with the new version."
+    )
+
+
+class SkillValidateSerializer(serializers.Serializer):
+    source = serializers.CharField(max_length=settings.AGUI_SKILL_MAX_SOURCE_CHARS, trim_whitespace=False)
+
+
+class SkillParsedSerializer(serializers.Serializer):
+    """The fields parsed from a source."""
+
+    id = serializers.CharField()
+    description = serializers.CharField()
+    tools = serializers.ListField(child=serializers.CharField())
+    deferLoading = serializers.BooleanField(source="defer_loading")
+    requiresApproval = serializers.JSONField(source="requires_approval")  # tool names, or "all"
+    modelSettings = serializers.DictField(source="model_settings")
+    predictState = serializers.ListField(child=serializers.DictField(), source="predict_state")
+    beforeTools = serializers.ListField(child=serializers.CharField(), source="before_tools")
+    escalateWith = serializers.ListField(child=serializers.CharField(), source="escalate_with")
+    warnWith = serializers.ListField(child=serializers.CharField(), source="warn_with")
+    instructions = serializers.CharField()
+
+
+class SkillSerializer(serializers.Serializer):
+    """A skill out: the parsed fields, its current version number, whether enabled, and its source."""
+
+    id = serializers.CharField(source="skill_id")
+    description = serializers.CharField()
+    tools = serializers.ListField(child=serializers.CharField())
+    deferLoading = serializers.BooleanField(source="defer_loading")
+    requiresApproval = serializers.JSONField(source="requires_approval")  # tool names, or "all"
+    modelSettings = serializers.DictField(source="model_settings")
+    predictState = serializers.ListField(child=serializers.DictField(), source="predict_state")
+    beforeTools = serializers.ListField(child=serializers.CharField(), source="before_tools")
+    escalateWith = serializers.ListField(child=serializers.CharField(), source="escalate_with")
+    warnWith = serializers.ListField(child=serializers.CharField(), source="warn_with")
+    instructions = serializers.CharField()
+    version = serializers.IntegerField(source="current_version.number", allow_null=True)
+    enabled = serializers.BooleanField()
+    source = serializers.CharField()
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+
+class SkillVersionSerializer(serializers.Serializer):
+    version = serializers.IntegerField(source="number")
+    sha256 = serializers.CharField(source="source_sha256")
+    note = serializers.CharField()
+    source = serializers.CharField()
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class SkillValidResponse(serializers.Serializer):
+    valid = serializers.BooleanField()
+    parsed = SkillParsedSerializer()
+
+
+class ImportedSkillSerializer(serializers.Serializer):
+    id = serializers.CharField(source="skill.skill_id")
+    version = serializers.IntegerField(source="skill.current_version.number")
+    changed = serializers.BooleanField(help_text="false: the source was already current (no new version)")
+
+
+class SkillImportResponse(serializers.Serializer):
+    items = ImportedSkillSerializer(many=True)
+    skipped = serializers.ListField(
+        child=serializers.CharField(), help_text="zip members that are not .md files"
+    )
+
+
+class SkillImportUpload(serializers.Serializer):
+    """``multipart/form-data``: ``files`` (several .md files, or .zip archives of them) and ``agent``;
+    or a raw ``application/zip`` body (then ``?agent=``)."""
+
+    files = serializers.ListField(child=serializers.FileField())
+    agent = serializers.SlugField(required=False, help_text="Attach every imported skill to this agent.")
+
+
+def agent_field_names() -> dict[str, str]:
+    """model attribute → the body's camelCase name (for error details)."""
+    names: dict[str, str] = {}
+    for name, field in AgentSerializer().fields.items():
+        if isinstance(field, serializers.Serializer):
+            names.update({sub.source: f"{name}.{sub_name}" for sub_name, sub in field.fields.items()})
+        else:
+            names[field.source or name] = name
+    return names
+
+
+def skill_body(skill: Skill) -> dict[str, Any]:
+    return SkillSerializer(skill).data
+
+
+def version_body(version: SkillVersion) -> dict[str, Any]:
+    return SkillVersionSerializer(version).data

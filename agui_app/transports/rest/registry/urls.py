@@ -1,0 +1,25 @@
+"""URLs of the registry API under ``/api/v1/``: agents, skills (with their versions, validation,
+import and export) and MCP servers."""
+
+from django.urls import path
+
+from agui_app.transports.rest.registry import agents, mcp_servers, skills
+
+urlpatterns = [
+    path("agents", agents.AgentListView.as_view(), name="agent-list"),
+    path("agents/<slug:agent_slug>", agents.AgentDetailView.as_view(), name="agent"),
+    # The fixed paths first: "validate", "import" and "export" are reserved, never skill ids.
+    path("skills", skills.SkillListView.as_view(), name="skill-list"),
+    path("skills/validate", skills.SkillValidateView.as_view(), name="skill-validate"),
+    path("skills/import", skills.SkillImportView.as_view(), name="skill-import"),
+    path("skills/export", skills.SkillExportView.as_view(), name="skill-export"),
+    path("skills/<str:skill_id>", skills.SkillDetailView.as_view(), name="skill"),
+    path("skills/<str:skill_id>/versions", skills.SkillVersionsView.as_view(), name="skill-versions"),
+    path(
+        "skills/<str:skill_id>/versions/<int:number>/restore",
+        skills.SkillRestoreView.as_view(),
+        name="skill-restore",
+    ),
+    path("mcp-servers", mcp_servers.McpServerListView.as_view(), name="mcp-server-list"),
+    path("mcp-servers/<str:server_id>", mcp_servers.McpServerDetailView.as_view(), name="mcp-server"),
+]
