@@ -50,8 +50,9 @@ def counting_hops(monkeypatch: Any) -> Iterator[list[str]]:
 
 
 async def test_a_one_word_run_on_an_existing_thread_stays_within_its_budget(
-    aclient, agent, monkeypatch
+    aclient, agent, monkeypatch, settings
 ) -> None:
+    settings.AGUI_RUN_HEARTBEAT_SECONDS = 60  # the supervisor's beat (not the run's work) stays out
     first = run_input("budget", [user(script({"say": "warm"}), "m-1")])
     await run(aclient, "assistant", first)
     await asyncio.sleep(SETTLE_S)  # the warm-up run's last work (its end line, the detach) stays out
