@@ -98,7 +98,7 @@ def resolve_outbound_url(url: str) -> list[IPAddress]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         raise OutboundRefused(f"{host} does not resolve: {exc}.") from None
-    addresses = [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
+    addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]  # IPv4/6: a str
     if not addresses:
         raise OutboundRefused(f"{host} does not resolve.")
     for address in addresses:

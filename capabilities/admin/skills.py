@@ -141,7 +141,7 @@ class SkillAdmin(TenantScopedAdmin):
         obj.refresh_from_db()
         obj._state.adding = False
         if saved.changed:
-            messages.info(request, f"Saved {skill.skill_id} as version {skill.current_version.number}.")
+            messages.info(request, f"Saved {skill.skill_id} as version {saved.version}.")
         elif change:
             messages.info(request, f"The source of {skill.skill_id} did not change: no new version.")
 
@@ -284,7 +284,7 @@ class SkillAdmin(TenantScopedAdmin):
             messages.error(request, f"Version {number} cannot be restored: {problems}")
         else:
             if saved.changed:
-                new = saved.skill.current_version.number
+                new = saved.version
                 messages.success(request, f"Restored version {number} as version {new}.")
             else:
                 messages.info(request, f"Version {number} is already the current source: nothing to do.")
@@ -310,10 +310,7 @@ class SkillAdmin(TenantScopedAdmin):
                 errors = exc.errors
                 messages.error(request, f"Nothing was imported: {len(errors)} problem(s) in the files.")
             else:
-                results = [
-                    {"skill": s.skill, "changed": s.changed, "version": s.skill.current_version.number}
-                    for s in saved
-                ]
+                results = [{"skill": s.skill, "changed": s.changed, "version": s.version} for s in saved]
                 imported = sum(r["changed"] for r in results)
                 messages.success(
                     request, f"Imported {imported} skill version(s); {len(results) - imported} unchanged."
