@@ -25,7 +25,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -39,6 +39,9 @@ from pydantic_ai.toolsets import WrapperToolset
 from capabilities.models import McpServer
 from capabilities.outbound import OutboundRefused, resolve_outbound_url
 from capabilities.secrets import decrypt_mapping, scrub
+
+if TYPE_CHECKING:
+    from pydantic_ai.mcp import MCPToolset  # imported when a run uses MCP (build_mcp_capability)
 
 logger = logging.getLogger(__name__)
 CONTROL_FLOW = (ModelRetry, ToolFailed, ApprovalRequired, CallDeferred)
@@ -79,6 +82,7 @@ def store_tools(*, server_pk: int, tools: list[dict[str, Any]] | None, error: st
 class McpServerToolset(WrapperToolset[Any]):
     """``wrapped`` is the server's ``MCPToolset``; see the module docstring for when it connects."""
 
+    wrapped: MCPToolset[Any]
     server: McpServer = field(kw_only=True)
     secrets: list[str] = field(default_factory=list, kw_only=True)
     # Names the run already has (registry tools, framework tools, earlier servers' tools): a server
