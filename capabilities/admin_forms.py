@@ -160,7 +160,7 @@ class MultipleFileField(forms.FileField):
         return [single(data, initial)]
 
 
-class AgentChoiceField(forms.ModelChoiceField):  # not subscriptable at run time
+class AgentChoiceField(forms.ModelChoiceField):  # [Agent] in the stubs only: not generic at run time
     def label_from_instance(self, obj: Agent) -> str:
         return f"{obj.tenant} / {obj.slug}"
 
