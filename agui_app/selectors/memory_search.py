@@ -10,7 +10,7 @@ an embedding model is configured.
    the text found fewer items than asked, the namespace's most recently written items (at most
    ``AGUI_MEMORY_VECTOR_SCAN``) — a user's memory is usually smaller than that, so it is all compared.
 3. *Ranking*, in Python, the same on both databases: ``memory_terms.text_score``; with a vector, the
-   score is ``w × text + (1 − w) × cosine`` (``w``: ``AGUI_MEMORY_TEXT_WEIGHT``), for items embedded
+   score is ``w * text + (1 - w) * cosine`` (``w``: ``AGUI_MEMORY_TEXT_WEIGHT``), for items embedded
    by the same model (others keep their text score). Ties: the newest write first, then the key.
 """
 
@@ -159,5 +159,7 @@ def memory_search(
             score = weight * score + (1 - weight) * near
         if score > 0:
             hits.append(SearchHit(item, round(score, 6)))
-    hits.sort(key=lambda hit: (-hit.score, -hit.item.updated_at.timestamp(), hit.item.namespace, hit.item.key))
+    hits.sort(
+        key=lambda hit: (-hit.score, -hit.item.updated_at.timestamp(), hit.item.namespace, hit.item.key)
+    )
     return hits[:limit]

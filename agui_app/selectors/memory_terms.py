@@ -9,7 +9,7 @@ both — and ``text_score`` ranks those items the same on both: it reads only th
 ``text_score`` (0-1): *coverage* first (the share of the query's terms the item holds), then
 *concentration* (the share of the item's terms that are query terms), so among items holding the same
 query words, the shorter, more focused one ranks first:
-``coverage × (0.8 + 0.2 × concentration)``.
+``coverage * (0.8 + 0.2 * concentration)``.
 """
 
 from __future__ import annotations

@@ -215,7 +215,9 @@ def memory_erase_user(*, tenant: Tenant, user: str) -> int:
     """Delete everything of one end user's: their namespace (and those below it) and every item they
     wrote elsewhere. Returns how many items went."""
     with transaction.atomic():
-        deleted, _ = MemoryItem.objects.filter(under(user_namespace(user)) | Q(user=user), tenant=tenant).delete()
+        deleted, _ = MemoryItem.objects.filter(
+            under(user_namespace(user)) | Q(user=user), tenant=tenant
+        ).delete()
     return deleted
 
 
