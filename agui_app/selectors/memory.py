@@ -118,6 +118,11 @@ def user_memory(tenant: Tenant, user: str) -> QuerySet[MemoryItem]:
 
 def namespace_ttl(tenant_id: int, namespace: str) -> int | None:
     """The TTL (seconds) of the longest configured namespace that ``namespace`` is in, or ``None``."""
+    return namespace_ttl_source(tenant_id, namespace)[0]
+
+
+def namespace_ttl_source(tenant_id: int, namespace: str) -> tuple[int | None, str | None]:
+    """``namespace_ttl`` and the configured namespace it comes from (``(None, None)``: none)."""
     segments = namespace.split("/")
     candidates = ["/".join(segments[:n]) for n in range(len(segments), 0, -1)]
     rows = dict(
@@ -125,7 +130,8 @@ def namespace_ttl(tenant_id: int, namespace: str) -> int | None:
             "namespace", "ttl_seconds"
         )
     )
-    return next((rows[c] for c in candidates if c in rows), None)
+    source = next((c for c in candidates if c in rows), None)
+    return (rows[source], source) if source is not None else (None, None)
 
 
 def memory_ttls(tenant: Tenant) -> QuerySet[MemoryNamespace]:
