@@ -2,7 +2,7 @@
 
 - empty: none; memory search ranks by text alone.
 - ``hash`` or ``hash:<dimensions>`` (default 256): ``HashingEmbeddingModel``, offline and deterministic —
-  feature hashing of words and their character trigrams, so texts sharing words or word parts are
+  feature hashing of words and their character 4-grams, so texts sharing words or word parts are
   near. No download, no network: what the tests and the benchmark use, and a fair default for a
   machine without a provider.
 - anything else: a pydantic-ai embedding model id (``openai:text-embedding-3-small``,
@@ -35,7 +35,7 @@ WORD = re.compile(r"[^\W_]+")
 
 
 class HashingEmbeddingModel(EmbeddingModel):
-    """Deterministic embeddings by feature hashing (signed, words weighted 1, trigrams 0.5), unit length."""
+    """Deterministic embeddings by feature hashing (signed; words weigh 1, their 4-grams 0.5), unit length."""
 
     def __init__(self, dimensions: int = DEFAULT_HASH_DIMENSIONS) -> None:
         super().__init__()
@@ -54,7 +54,7 @@ class HashingEmbeddingModel(EmbeddingModel):
         for word in WORD.findall(text.casefold()):
             features = [(word, 1.0)]
             padded = f"^{word}$"
-            features += [(padded[i : i + 3], 0.5) for i in range(len(padded) - 2)]
+            features += [(padded[i : i + 4], 0.5) for i in range(len(padded) - 3)]
             for feature, weight in features:
                 digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
                 index = int.from_bytes(digest[:4], "little") % self.dimensions
