@@ -1,14 +1,19 @@
 """Memory search (docs/design.md §20): ranked full-text on both databases, plus vector similarity when
 an embedding model is configured.
 
-1. *Text candidates*: the database's full-text index finds the items holding any of the query's terms
-   (``memory_terms``) — SQLite's FTS5 table, PostgreSQL's GIN-indexed ``tsvector`` —, filtered to the
-   tenant, the namespace prefix, the live items and the ``filter``, and keeps the best ``candidates``
-   by its own rank (``bm25`` / ``ts_rank``).
+1. *Text candidates*. A small search space (at most ``SMALL`` live items under the prefix, after the
+   ``filter`` — one user's memory, typically) is read whole. A larger one goes through the database's
+   full-text index over the query's terms (``memory_terms``) — SQLite's FTS5 table, PostgreSQL's
+   GIN-indexed ``tsvector`` —: first the items holding *every* term (they rank above any other: full
+   coverage), then, when those are fewer than asked, the items holding *any* term, each list cut to the
+   best ``candidates`` by the database's own rank (``bm25`` / ``ts_rank``). On PostgreSQL that rank is
+   computed over at most ``PG_RANKED_ROWS`` matching rows (a query whose words are in tens of thousands
+   of items would otherwise rank them all): past that, which of the partial matches are considered is
+   the index's order, not the rank.
 2. *Vector candidates* (with a query vector): with pgvector installed in the database, the nearest
    items by cosine distance (``embedding::vector <=> query``), over the same filter. Without it, when
    the text found fewer items than asked, the namespace's most recently written items (at most
-   ``AGUI_MEMORY_VECTOR_SCAN``) — a user's memory is usually smaller than that, so it is all compared.
+   ``AGUI_MEMORY_VECTOR_SCAN``).
 3. *Ranking*, in Python, the same on both databases: ``memory_terms.text_score``; with a vector, the
    score is ``w * text + (1 - w) * cosine`` (``w``: ``AGUI_MEMORY_TEXT_WEIGHT``), for items embedded
    by the same model (others keep their text score). Ties: the newest write first, then the key.
@@ -33,6 +38,8 @@ from agui_app.selectors.memory_terms import fts5_query, query_terms, text_score,
 logger = logging.getLogger(__name__)
 MIN_CANDIDATES = 50
 MAX_CANDIDATES = 500
+SMALL = 300  # a search space this small is scored whole, without the full-text index
+PG_RANKED_ROWS = 1000
 MIN_VECTOR_ONLY_SIMILARITY = 0.2  # an item no query word matched must at least be this near
 _PGVECTOR: dict[str, bool] = {}
 
@@ -76,14 +83,19 @@ def pgvector_installed() -> bool:
     return _PGVECTOR[name]
 
 
-def text_candidates(items: QuerySet[MemoryItem], wanted: list[str], count: int) -> list[int]:
+def text_candidates(
+    items: QuerySet[MemoryItem], wanted: list[str], count: int, *, every: bool = False
+) -> list[int]:
+    """The ids of ``items`` holding any (``every``: all) of the terms, best ``count`` by the database's rank."""
     where, params = where_of(items)
     if connection.vendor == "postgresql":
         sql = (
-            "SELECT id FROM agui_app_memoryitem, to_tsquery('simple', %s) AS q "
-            f"WHERE search_vector @@ q AND {where} ORDER BY ts_rank(search_vector, q) DESC, id LIMIT %s"
+            "SELECT id FROM (SELECT id, search_vector FROM agui_app_memoryitem "
+            f"WHERE search_vector @@ to_tsquery('simple', %s) AND {where} LIMIT %s) AS matched "
+            "ORDER BY ts_rank(search_vector, to_tsquery('simple', %s)) DESC, id LIMIT %s"
         )
-        args = [tsquery(wanted), *params, count]
+        query = tsquery(wanted, every=every)
+        args = [query, *params, PG_RANKED_ROWS, query, count]
     else:
         sql = (
             "SELECT agui_app_memoryitem.id FROM agui_app_memoryitem_fts "
@@ -91,10 +103,18 @@ def text_candidates(items: QuerySet[MemoryItem], wanted: list[str], count: int) 
             f"WHERE agui_app_memoryitem_fts MATCH %s AND {where} "
             "ORDER BY bm25(agui_app_memoryitem_fts), agui_app_memoryitem.id LIMIT %s"
         )
-        args = [fts5_query(wanted), *params, count]
+        args = [fts5_query(wanted, every=every), *params, count]
     with connection.cursor() as cursor:
         cursor.execute(sql, args)
         return [row[0] for row in cursor.fetchall()]
+
+
+def indexed_candidates(items: QuerySet[MemoryItem], wanted: list[str], count: int, limit: int) -> list[int]:
+    """Items holding every term first; those holding any term when the first are fewer than ``limit``."""
+    ids = text_candidates(items, wanted, count, every=True) if len(wanted) > 1 else []
+    if len(ids) < limit:
+        ids += text_candidates(items, wanted, count)
+    return ids
 
 
 def vector_candidates(
@@ -140,9 +160,13 @@ def memory_search(
     wanted = query_terms(query)
     items = filtered(tenant, prefix, filters or {}, now)
     count = max(MIN_CANDIDATES, min(MAX_CANDIDATES, limit * 4))
-    ids = text_candidates(items, wanted, count) if wanted else []
-    if vector is not None and model:
-        ids += vector_candidates(items, vector, model, count, scan=len(ids) < limit)
+    small = list(items.order_by().values_list("id", flat=True)[: SMALL + 1])
+    if len(small) <= SMALL:  # read it whole: every item is a candidate
+        ids = small
+    else:
+        ids = indexed_candidates(items, wanted, count, limit) if wanted else []
+        if vector is not None and model:
+            ids += vector_candidates(items, vector, model, count, scan=len(ids) < limit)
     if not ids:
         return []
     rows = MemoryItem.objects.filter(pk__in=set(ids))

@@ -87,11 +87,12 @@ def text_score(query: Iterable[str], item_terms: str) -> float:
     return coverage * (0.8 + 0.2 * concentration)
 
 
-def fts5_query(wanted: list[str]) -> str:
-    """An FTS5 MATCH expression: any of the terms (each quoted: a term has no quote character)."""
-    return " OR ".join(f'"{term}"' for term in wanted)
+def fts5_query(wanted: list[str], *, every: bool = False) -> str:
+    """An FTS5 MATCH expression: any of the terms (``every``: all of them). Each term is quoted (a term
+    has no quote character)."""
+    return (" AND " if every else " OR ").join(f'"{term}"' for term in wanted)
 
 
-def tsquery(wanted: list[str]) -> str:
-    """A ``to_tsquery('simple', …)`` expression: any of the terms."""
-    return " | ".join(f"'{term}'" for term in wanted)
+def tsquery(wanted: list[str], *, every: bool = False) -> str:
+    """A ``to_tsquery('simple', …)`` expression: any of the terms (``every``: all of them)."""
+    return (" & " if every else " | ").join(f"'{term}'" for term in wanted)

@@ -6,8 +6,10 @@ user's memory, purge what expired, and the TTLs of namespaces.
   updates the winner's row instead. Never two rows for one key; the later write wins.
 - Limits, per tenant (``Tenant.memory_max_*``, defaults ``AGUI_MEMORY_MAX_*``): an item's bytes (its
   value as JSON plus its text) — 413 ``memory_item_too_large`` —, and the number of items — 429
-  ``quota_exceeded`` for a new key once the tenant holds that many (checked before the insert, so
-  concurrent first writes may pass it by a few).
+  ``quota_exceeded`` for a new key once the tenant holds that many. Counting 100k rows on every insert
+  cost more than the insert, so the count is cached (``COUNT_CACHE_SECONDS``, counted again whenever
+  it is within one of the limit, raised by each insert): concurrent first writes, or inserts by
+  processes that do not share the cache, may pass the limit by a few.
 - The full-text index follows every write in the same transaction (SQLite: triggers; PostgreSQL: a
   generated column); the vector, when an embedding model is configured, is computed by the caller
   (``embed_document`` / ``aembed_document``: a network call, never inside a transaction).
@@ -22,6 +24,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -36,6 +39,8 @@ from capabilities.embeddings import memory_embedder
 logger = logging.getLogger(__name__)
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
 QUOTA_RETRY_AFTER_SECONDS = 60
+COUNT_CACHE_SECONDS = 30
+COUNT_KEY = "memory-items:v1:{tenant}"
 
 
 @dataclass(frozen=True)
@@ -192,10 +197,16 @@ def memory_put(
 def check_room(tenant: Tenant, now: datetime) -> None:
     """Raises QuotaExceeded when the tenant holds its maximum of items (expired ones are purged first)."""
     limit = max_items(tenant)
-    held = MemoryItem.objects.filter(tenant=tenant).count()
+    key = COUNT_KEY.format(tenant=tenant.pk)
+    held = cache.get(key)
+    if held is None or held >= limit - 1:
+        held = MemoryItem.objects.filter(tenant=tenant).count()
     if held >= limit:
         MemoryItem.objects.filter(tenant=tenant, expires_at__lte=now).delete()
         held = MemoryItem.objects.filter(tenant=tenant).count()
+    if held < limit:
+        cache.set(key, held + 1, COUNT_CACHE_SECONDS)
+        return
     if held >= limit:
         error = QuotaExceeded(
             f"The tenant holds its maximum of {limit} memory items: delete some (or let them expire) first.",
@@ -208,6 +219,8 @@ def check_room(tenant: Tenant, now: datetime) -> None:
 def memory_delete(*, tenant: Tenant, namespace: str, key: str) -> bool:
     """Delete one item; ``False`` when there was none."""
     deleted, _ = MemoryItem.objects.filter(tenant=tenant, namespace=namespace, key=key).delete()
+    if deleted:
+        cache.delete(COUNT_KEY.format(tenant=tenant.pk))
     return bool(deleted)
 
 
@@ -218,6 +231,7 @@ def memory_erase_user(*, tenant: Tenant, user: str) -> int:
         deleted, _ = MemoryItem.objects.filter(
             under(user_namespace(user)) | Q(user=user), tenant=tenant
         ).delete()
+    cache.delete(COUNT_KEY.format(tenant=tenant.pk))
     return deleted
 
 

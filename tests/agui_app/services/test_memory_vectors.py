@@ -9,6 +9,7 @@ import math
 import pytest
 
 from agui_app.models import MemoryItem, Tenant
+from agui_app.selectors import memory_search as memory_search_module
 from agui_app.selectors.memory_search import memory_search
 from agui_app.services.memory import embed_document, embed_query, memory_put
 
@@ -30,6 +31,13 @@ def search(tenant: Tenant, query: str) -> list[str]:
         model=vector.model if vector else "",
     )
     return [hit.item.key for hit in hits]
+
+
+@pytest.fixture(autouse=True, params=["read whole", "through the indexes"])
+def search_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test twice: a small search space read whole, and one searched through the indexes."""
+    if request.param == "through the indexes":
+        monkeypatch.setattr(memory_search_module, "SMALL", 0)
 
 
 @pytest.fixture

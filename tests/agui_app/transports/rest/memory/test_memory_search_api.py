@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from agui_app.selectors import memory_search
+
 pytestmark = pytest.mark.django_db
 
 FACTS = {
@@ -30,8 +32,11 @@ def search(client: APIClient, **body) -> list[tuple[str, str, float]]:
     return [(item["namespace"], item["key"], item["score"]) for item in response.json()["items"]]
 
 
-@pytest.fixture
-def facts(api: APIClient) -> None:
+@pytest.fixture(params=["read whole", "full-text index"])
+def facts(api: APIClient, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The facts, searched both ways: a small search space read whole, and through the index."""
+    if request.param == "full-text index":
+        monkeypatch.setattr(memory_search, "SMALL", 0)
     for (namespace, key), text in FACTS.items():
         put(api, namespace, key, value=text)
 
