@@ -8,7 +8,8 @@ matches the same items on both:
   SQLite rebuild ``agui_app_memoryitem`` (most AlterFields) drops the triggers: run
   ``install_sqlite_search_index`` again after it.
 - PostgreSQL: a generated ``tsvector`` column (the ``simple`` configuration: the terms are already
-  normalized) with a GIN index (``fastupdate`` off: reads are many more than writes).
+  normalized) with a GIN index (``fastupdate`` off: reads are many more than writes), and a
+  ``varchar_pattern_ops`` index for namespace prefixes.
 """
 
 from django.db import migrations
@@ -41,8 +42,12 @@ POSTGRES = [
     # burst of writes), at a small cost to each write.
     "CREATE INDEX IF NOT EXISTS agui_app_memoryitem_search ON agui_app_memoryitem USING gin (search_vector) "
     "WITH (fastupdate = off)",
+    # namespace LIKE 'users/alice/%' (a prefix search) by index, whatever the database's collation
+    "CREATE INDEX IF NOT EXISTS agui_app_memoryitem_ns_prefix "
+    "ON agui_app_memoryitem (tenant_id, namespace varchar_pattern_ops)",
 ]
 POSTGRES_UNDO = [
+    "DROP INDEX IF EXISTS agui_app_memoryitem_ns_prefix",
     "DROP INDEX IF EXISTS agui_app_memoryitem_search",
     "ALTER TABLE agui_app_memoryitem DROP COLUMN IF EXISTS search_vector",
 ]

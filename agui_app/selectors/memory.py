@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -67,8 +68,12 @@ def within(namespace: str, prefix: str) -> bool:
 
 
 def under(prefix: str) -> Q:
-    """Items in ``prefix`` or a namespace below it."""
-    return Q(namespace=prefix) | Q(namespace__startswith=prefix + "/")
+    """Items in ``prefix`` or a namespace below it — by index on both databases: PostgreSQL's ``LIKE
+    'p/%'`` uses the ``varchar_pattern_ops`` index; SQLite's ``LIKE`` is case-insensitive and uses none,
+    so there it is the range ``'p/' < namespace < 'p0'`` (byte order; ``'0'`` follows ``'/'``)."""
+    if connection.vendor == "postgresql":
+        return Q(namespace=prefix) | Q(namespace__startswith=prefix + "/")
+    return Q(namespace=prefix) | Q(namespace__gt=prefix + "/", namespace__lt=prefix + "0")
 
 
 def reachable_namespace(principal: Principal, namespace: str) -> str:

@@ -87,3 +87,15 @@ def test_vectors_of_another_model_are_never_compared(owner_tenant: Tenant, embed
     MemoryItem.objects.update(embedding_model="another-model")
     assert search(owner_tenant, "caffeine") == []
     assert search(owner_tenant, "drinks") == ["drink"]  # its text still matches
+
+
+def test_the_api_embeds_what_it_stores_and_what_it_searches(api, embeddings: None) -> None:
+    response = api.put(
+        "/api/v1/memory/users/alice/items/drink", {"value": "Alice loves caffeinated drinks"}, format="json"
+    )
+    assert response.status_code == 201
+    assert MemoryItem.objects.get().embedding_model == "hash:128"
+    found = api.post(
+        "/api/v1/memory/search", {"namespace": "users/alice", "query": "caffeine"}, format="json"
+    )
+    assert [item["key"] for item in found.json()["items"]] == ["drink"]
