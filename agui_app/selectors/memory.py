@@ -70,10 +70,14 @@ def within(namespace: str, prefix: str) -> bool:
 def under(prefix: str) -> Q:
     """Items in ``prefix`` or a namespace below it — by index on both databases: PostgreSQL's ``LIKE
     'p/%'`` uses the ``varchar_pattern_ops`` index; SQLite's ``LIKE`` is case-insensitive and uses none,
-    so there it is the range ``'p/' < namespace < 'p0'`` (byte order; ``'0'`` follows ``'/'``)."""
+    and it reads an OR of two conditions through no index either, so there it is the one range
+    ``'p' <= namespace < 'p0'`` (byte order; ``'0'`` follows ``'/'``) — through the (tenant, namespace,
+    key) index —, less the siblings inside it (``p-x``, ``p.x``: ``'-'`` and ``'.'`` sort before ``'/'``)."""
     if connection.vendor == "postgresql":
         return Q(namespace=prefix) | Q(namespace__startswith=prefix + "/")
-    return Q(namespace=prefix) | Q(namespace__gt=prefix + "/", namespace__lt=prefix + "0")
+    return Q(namespace__gte=prefix, namespace__lt=prefix + "0") & (
+        Q(namespace=prefix) | Q(namespace__gt=prefix + "/")
+    )
 
 
 def reachable_namespace(principal: Principal, namespace: str) -> str:

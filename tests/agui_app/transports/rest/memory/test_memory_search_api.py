@@ -74,6 +74,12 @@ def test_the_namespace_is_a_prefix_and_the_filter_matches_value_keys(api: APICli
         "users/bob",
     }
     assert {ns for ns, _, _ in search(api, query="refunds")} == {"tenant"}
+    put(api, "users/alice-x", "coffee", value="coffee")  # a sibling, not below users/alice
+    put(api, "users/alice.x", "coffee", value="coffee")
+    assert {ns for ns, _, _ in search(api, namespace="users/alice", query="coffee")} == {
+        "users/alice",
+        "users/alice/work",
+    }
     put(api, "tenant", "office", value={"kind": "place", "name": "Paris office"})
     put(api, "tenant", "trip", value={"kind": "event", "name": "Paris trip"})
     found = search(api, namespace="tenant", query="paris", filter={"kind": "place"})
