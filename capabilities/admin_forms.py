@@ -21,6 +21,7 @@ from capabilities.bundles import BundleUnreadable, read_bundle
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
 from capabilities.llm import model_id_problem
+from capabilities.memory import check_memory
 from capabilities.models import Agent, Skill
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
@@ -252,6 +253,14 @@ class AgentForm(forms.ModelForm):
         "document declares output.structuredOutput.",
     )
 
+    memory = PrettyJSONField(
+        required=False,
+        widget=monospace(3),
+        help_text='Long-term memory, e.g. {"scope": "user", "write": true}: runs get the deferred capability '
+        "`memory` (remember, recall, forget) in the end user's namespace (or the agent's, or the tenant's). "
+        "Empty: no memory.",
+    )
+
     class Meta:
         model = Agent
         fields = ADMIN_AGENT_FIELDS
@@ -294,6 +303,12 @@ class AgentForm(forms.ModelForm):
             return predict_state_entries(self.cleaned_data.get("predict_state") or [])
         except ValueError as exc:
             raise ValidationError(str(exc), code="invalid_predict_state") from exc
+
+    def clean_memory(self) -> dict[str, Any] | None:
+        try:
+            return check_memory(self.cleaned_data.get("memory"))
+        except ValueError as exc:
+            raise ValidationError(str(exc), code="invalid_memory") from exc
 
     def clean_output_schema(self) -> dict[str, Any] | None:
         try:

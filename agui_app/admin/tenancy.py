@@ -70,6 +70,8 @@ class TenantForm(forms.ModelForm):
             "monthly_token_quota",
             "event_compact_after_days",
             "event_expire_after_days",
+            "memory_max_items",
+            "memory_max_item_bytes",
         ]
 
     def clean_allowed_origins(self) -> list[str]:
@@ -101,7 +103,15 @@ class TenantAdmin(TenantScopedAdmin):
         ("Browsers", {"fields": ["allowed_origins", "tokens_rotated_at"]}),
         (
             "Limits (empty: the service defaults)",
-            {"fields": ["requests_per_minute", "runs_per_minute", "max_active_runs"]},
+            {
+                "fields": [
+                    "requests_per_minute",
+                    "runs_per_minute",
+                    "max_active_runs",
+                    "memory_max_items",
+                    "memory_max_item_bytes",
+                ]
+            },
         ),
         ("Monthly quotas (empty: unlimited)", {"fields": ["monthly_run_quota", "monthly_token_quota"]}),
         (

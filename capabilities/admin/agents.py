@@ -58,6 +58,7 @@ class AgentAdmin(TenantScopedAdmin):
                 {"fields": ["state_schema", "predict_state", "output_schema", "declared_capabilities"]},
             ),
             ("Run control", {"fields": ["on_disconnect", "webhook_url"]}),
+            ("Long-term memory", {"fields": ["memory"]}),
         ]
         if obj is not None:
             fieldsets.insert(1, ("Skills left out of runs", {"fields": ["skipped_skills"]}))

@@ -22,7 +22,7 @@ SKILL_ID_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
 TOOL_NAME_PATTERN = r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$"
 MAX_DESCRIPTION_CHARS = 300
 # Ids that would read as the registry API's own paths (``/api/v1/skills/validate`` …).
-RESERVED_SKILL_IDS = frozenset({"validate", "import", "export"})
+RESERVED_SKILL_IDS = frozenset({"validate", "import", "export", "memory"})
 DELIMITER = "---"
 # Gates and hooks (capabilities.gates): tools that bounce until this skill is loaded, and capability
 # ids whose joint activity with this skill needs approval of every tool call, or a warning.
@@ -255,7 +255,10 @@ class SkillSpec(BaseModel):
             raise ValueError(f"must match {SKILL_ID_PATTERN}, got {value!r}")
         if skill_id in RESERVED_SKILL_IDS:
             reserved = ", ".join(sorted(RESERVED_SKILL_IDS))
-            raise ValueError(f"{value!r} is reserved (the ids {reserved} name API paths); choose another")
+            raise ValueError(
+                f"{value!r} is reserved (the ids {reserved} name API paths or built-in capabilities); "
+                "choose another"
+            )
         return skill_id
 
     @field_validator("description", mode="before")

@@ -98,6 +98,12 @@ class AgentSerializer(serializers.Serializer):
     onDisconnect = serializers.ChoiceField(
         source="on_disconnect", choices=OnDisconnect.choices, required=False
     )
+    memory = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text='Long-term memory: {"scope": "user" | "agent" | "tenant", "write": true} gives runs the '
+        "deferred capability `memory` (remember, recall, forget) in that scope; null: none.",
+    )
     url = serializers.SerializerMethodField()
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
     updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
