@@ -28,7 +28,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 from asgiref.sync import sync_to_async
@@ -44,6 +44,9 @@ from capabilities.models import McpServer
 from capabilities.outbound import OutboundRefused, Resolver, resolve_outbound_url, system_resolver
 from capabilities.outbound.pinning import AsyncPinnedTransport
 from capabilities.secrets import decrypt_mapping, scrub
+
+if TYPE_CHECKING:
+    from pydantic_ai.mcp import MCPToolset  # imported when a run uses MCP (build_mcp_capability)
 
 logger = logging.getLogger(__name__)
 CONTROL_FLOW = (ModelRetry, ToolFailed, ApprovalRequired, CallDeferred)
@@ -121,6 +124,7 @@ class McpServerToolset(WrapperToolset[Any]):
     """``wrapped`` is the server's ``MCPToolset``; see the module docstring for when it connects.
     ``transport``: its client's transport, whose connections are closed when the toolset exits."""
 
+    wrapped: MCPToolset[Any]
     server: McpServer = field(kw_only=True)
     transport: AsyncPinnedTransport | None = field(default=None, kw_only=True)
     secrets: list[str] = field(default_factory=list, kw_only=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -170,7 +171,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Channels ---------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
-    CHANNEL_LAYERS = {
+    CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             # A dead Redis host must not hang a connect: the hub degrades and retries (events.hub).
@@ -374,6 +375,16 @@ AGUI_SKILL_IMPORT_MAX_RATIO = env_int(
 )  # per zip member, uncompressed:compressed
 AGUI_REGISTRY_MAX_BODY_BYTES = env_int("AGUI_REGISTRY_MAX_BODY_BYTES", 1024 * 1024)  # agent/skill JSON
 AGUI_SCHEMA_MAX_BYTES = env_int("AGUI_SCHEMA_MAX_BYTES", 64 * 1024)  # state and output JSON Schemas
+# Long-term memory (docs/design.md §20). A tenant's own limits (admin) win over these defaults.
+AGUI_MEMORY_MAX_ITEMS = env_int("AGUI_MEMORY_MAX_ITEMS", 100_000)  # items per tenant (429 past it)
+AGUI_MEMORY_MAX_ITEM_BYTES = env_int("AGUI_MEMORY_MAX_ITEM_BYTES", 16 * 1024)  # value JSON + text (413)
+AGUI_MEMORY_SEARCH_MAX_LIMIT = env_int("AGUI_MEMORY_SEARCH_MAX_LIMIT", 100)  # results of one search
+# Embeddings for memory search: empty (text search only), "hash" / "hash:<dimensions>" (the offline,
+# deterministic feature-hashing model) or a pydantic-ai embedding model id ("openai:text-embedding-3-small").
+AGUI_EMBEDDING_MODEL = env_str("AGUI_EMBEDDING_MODEL")
+AGUI_MEMORY_TEXT_WEIGHT = env_float("AGUI_MEMORY_TEXT_WEIGHT", 0.5)  # text rank's share of the score
+AGUI_MEMORY_VECTOR_SCAN = env_int("AGUI_MEMORY_VECTOR_SCAN", 500)  # recent items compared without pgvector
+AGUI_MEMORY_EXPIRY_MINUTES = env_int("AGUI_MEMORY_EXPIRY_MINUTES", 60)  # how often expired items are purged
 AGUI_WEBSOCKET_ENABLED = env_bool("AGUI_WEBSOCKET_ENABLED", True)
 # Webhooks and MCP servers may call private, loopback and link-local addresses (off: refused).
 AGUI_OUTBOUND_ALLOW_PRIVATE = env_bool("AGUI_OUTBOUND_ALLOW_PRIVATE", False)

@@ -19,6 +19,7 @@ from django.db import transaction
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
 from capabilities.llm import model_id_problem
+from capabilities.memory import check_memory
 from capabilities.models import Agent, AgentSkill, OnDisconnect, Skill
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
@@ -40,6 +41,7 @@ AGENT_FIELDS = (
     "declared_capabilities",
     "webhook_url",
     "on_disconnect",
+    "memory",
 )
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 MAX_ITERATIONS = 1000
@@ -81,6 +83,11 @@ def check_fields(fields: Mapping[str, Any], *, current: Agent | None = None) -> 
             clean["predict_state"] = predict_state_entries(fields["predict_state"] or [])
         except ValueError as exc:
             errors["predict_state"] = [str(exc)]
+    if "memory" in fields:
+        try:
+            clean["memory"] = check_memory(fields["memory"])
+        except ValueError as exc:
+            errors["memory"] = [str(exc)]
     if "max_iterations" in fields and not 1 <= int(fields["max_iterations"]) <= MAX_ITERATIONS:
         errors["max_iterations"] = [f"must be between 1 and {MAX_ITERATIONS}"]
     if (

@@ -48,6 +48,13 @@ class SavedSkill:
     skill: Skill
     changed: bool
 
+    @property
+    def version(self) -> int:
+        """The number of the skill's current version (a saved skill always has one)."""
+        current = self.skill.current_version
+        assert current is not None  # skill_save sets it with the skill; versions go only with it
+        return current.number
+
 
 def parse(source: str) -> SkillSpec:
     """The skill a source declares, by the rules of every write path: the parser's, a size limit, and
@@ -98,7 +105,7 @@ def refuse_conflicts(conflicts: list[ToolConflict], sources: Mapping[str, tuple[
     errors = []
     for conflict in conflicts:
         culprit = conflict.skill if conflict.skill in sources else conflict.other
-        filename, source = sources[culprit] if culprit in sources else (None, "")
+        filename, source = sources[culprit] if culprit is not None and culprit in sources else (None, "")
         errors.append(conflict_error(conflict, source, filename))
     raise SkillRejected(errors)
 

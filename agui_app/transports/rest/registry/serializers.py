@@ -98,6 +98,12 @@ class AgentSerializer(serializers.Serializer):
     onDisconnect = serializers.ChoiceField(
         source="on_disconnect", choices=OnDisconnect.choices, required=False
     )
+    memory = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text='Long-term memory: {"scope": "user" | "agent" | "tenant", "write": true} gives runs the '
+        "deferred capability `memory` (remember, recall, forget) in that scope; null: none.",
+    )
     url = serializers.SerializerMethodField()
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
     updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
@@ -110,7 +116,7 @@ class AgentSerializer(serializers.Serializer):
 class SkillSourceSerializer(serializers.Serializer):
     """A skill in: its Markdown source (frontmatter + instructions); ``enabled`` and ``note`` optional."""
 
-    source = serializers.CharField(
+    source = serializers.CharField(  # type: ignore[assignment]  # the field "source", not Field.source
         max_length=settings.AGUI_SKILL_MAX_SOURCE_CHARS,
         trim_whitespace=False,
         help_text="Markdown with YAML frontmatter (id, description, tools, …); the body is the instructions.",
@@ -122,7 +128,9 @@ class SkillSourceSerializer(serializers.Serializer):
 
 
 class SkillValidateSerializer(serializers.Serializer):
-    source = serializers.CharField(max_length=settings.AGUI_SKILL_MAX_SOURCE_CHARS, trim_whitespace=False)
+    source = serializers.CharField(  # type: ignore[assignment]  # the field "source", not Field.source
+        max_length=settings.AGUI_SKILL_MAX_SOURCE_CHARS, trim_whitespace=False
+    )
 
 
 class SkillParsedSerializer(serializers.Serializer):
@@ -157,7 +165,7 @@ class SkillSerializer(serializers.Serializer):
     instructions = serializers.CharField()
     version = serializers.IntegerField(source="current_version.number", allow_null=True)
     enabled = serializers.BooleanField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the field "source", not Field.source
     updatedAt = serializers.DateTimeField(source="updated_at")
 
 
@@ -165,7 +173,7 @@ class SkillVersionSerializer(serializers.Serializer):
     version = serializers.IntegerField(source="number")
     sha256 = serializers.CharField(source="source_sha256")
     note = serializers.CharField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the field "source", not Field.source
     createdAt = serializers.DateTimeField(source="created_at")
 
 
@@ -200,7 +208,9 @@ def agent_field_names() -> dict[str, str]:
     names: dict[str, str] = {}
     for name, field in AgentSerializer().fields.items():
         if isinstance(field, serializers.Serializer):
-            names.update({sub.source: f"{name}.{sub_name}" for sub_name, sub in field.fields.items()})
+            names.update(
+                {sub.source or sub_name: f"{name}.{sub_name}" for sub_name, sub in field.fields.items()}
+            )
         else:
             names[field.source or name] = name
     return names

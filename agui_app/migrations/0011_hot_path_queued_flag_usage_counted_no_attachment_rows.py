@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agui_app', '0008_stored_json_numbers'),
+        ('agui_app', '0010_memory_search_index'),
     ]
 
     operations = [
