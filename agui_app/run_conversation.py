@@ -217,7 +217,6 @@ class RunConversation(DjangoConversationStore):
         self.base_revision = self.record.revision
         self.pending = []
         self.stored_rows += rows
-        transaction.on_commit(
-            lambda: HISTORIES.put(self.conversation_id, self.record and self.record.head_id, self.stored_rows)
-        )
+        head, stored = self.record.head_id, list(self.stored_rows)
+        transaction.on_commit(lambda: HISTORIES.put(self.conversation_id, head, stored))
         return rows

@@ -58,7 +58,8 @@ class SkillCapability(Capability[ToolDeps]):
         self.resources = resources or {}  # Agent Skills files, for read_skill_resource
 
     def get_model_settings(self) -> Any:
-        return ModelSettings(**self._skill_model_settings) if self._skill_model_settings else None
+        # A skill's settings were validated against ModelSettings when it was saved.
+        return ModelSettings(**self._skill_model_settings) if self._skill_model_settings else None  # type: ignore[typeddict-item]
 
 
 @dataclass
@@ -189,13 +190,15 @@ def assemble(agent: Agent) -> RunAgentPlan:
     (it is left out, in ``skipped``)."""
     offered = offer(agent)
     capabilities, failed = build_capabilities(offered.links)
-    included = {capability.id for capability in capabilities}
+    included = {capability.id for capability in capabilities if capability.id is not None}
     links = [link for link in offered.links if link.skill.skill_id in included]
     servers, mcp_skipped = offered_mcp_servers(agent, included)
     gates = Gates.of([link.skill for link in links], {server.server_id for server in servers})
     taken = {t.name for t in run_builtins(links)} | {name for link in links for name in link.skill.tools}
     memory = memory_capability(agent)  # memory (§20): the deferred `memory` capability, if the agent has it
-    taken |= {tool.name for tool in memory.tools} if memory else set()  # memory (§20)
+    taken |= (
+        {tool.name for tool in memory.tools if isinstance(tool, Tool)} if memory else set()
+    )  # memory (§20)
     mcp_capabilities, mcp_failed = build_mcp_capabilities(servers, taken)
     load_check = mcp_load_check(mcp_capabilities)  # a server down at load is a tool error, not a bare load
     try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic_ai import ModelRetry, RunContext, Tool
@@ -113,10 +114,13 @@ async def forget(ctx: RunContext[ToolDeps], key: str) -> str:
     return f"Forgot {key!r}." if found else f"Nothing was stored under the key {key!r}."
 
 
+ToolFunc = Callable[..., Awaitable[Any]]
+
+
 @functools.cache
 def _template(name: str) -> Tool[ToolDeps]:
-    function = {"remember": remember, "recall": recall, "forget": forget}[name]
-    return Tool(function, name=name, max_retries=DEFAULT_TOOL_RETRIES)
+    functions: dict[str, ToolFunc] = {"remember": remember, "recall": recall, "forget": forget}
+    return Tool(functions[name], name=name, max_retries=DEFAULT_TOOL_RETRIES)
 
 
 def memory_tools(settings: dict[str, Any]) -> list[Tool[ToolDeps]]:

@@ -30,7 +30,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
     search_fields = ["namespace", "key"]  # plus the words of the items (get_search_results)
     search_help_text = "Words of the items (ranked full-text), or the start of a namespace or key."
     ordering = ["namespace", "key"]
-    fields = readonly_fields = [
+    fields = readonly_fields = (
         "tenant",
         "namespace",
         "key",
@@ -42,7 +42,7 @@ class MemoryItemAdmin(TenantScopedAdmin):
         "created_at",
         "updated_at",
         "expires_at",
-    ]
+    )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryItem]:
         return super().get_queryset(request).defer("embedding")

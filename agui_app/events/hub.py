@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -168,12 +169,13 @@ class Hub:
     async def _connect(self) -> None:
         """Take a channel, join the control group and every group a follower here watches."""
         assert self.layer is not None
-        self.channel = await asyncio.wait_for(self.layer.new_channel("agui.hub."), CONNECT_TIMEOUT_SECONDS)
+        channel: str = await asyncio.wait_for(self.layer.new_channel("agui.hub."), CONNECT_TIMEOUT_SECONDS)
+        self.channel = channel
         for group in [CONTROL_GROUP, *(thread_group(key) for key in list(self.subscriptions))]:
-            await asyncio.wait_for(self.layer.group_add(group, self.channel), CONNECT_TIMEOUT_SECONDS)
+            await asyncio.wait_for(self.layer.group_add(group, channel), CONNECT_TIMEOUT_SECONDS)
         if self._reader_task is not None:
             self._reader_task.cancel()
-        self._reader_task = spawn_detached(self._reader(self.channel), name="agui-hub-reader")
+        self._reader_task = spawn_detached(self._reader(channel), name="agui-hub-reader")
         if self.degraded:
             logger.warning("channel layer reachable again: live events cross processes again")
         self.degraded_since, self.layer_error = None, None
@@ -355,7 +357,7 @@ def publish_committed(key: str, events: Sequence[LoggedEvent]) -> None:
             hub.publish(key, events, remote=remote)
         else:
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                hub.loop.call_soon_threadsafe(lambda h=hub, r=remote: h.publish(key, events, remote=r))
+                hub.loop.call_soon_threadsafe(functools.partial(hub.publish, key, events, remote=remote))
 
 
 def _publish_without_hub(key: str, events: Sequence[LoggedEvent]) -> None:

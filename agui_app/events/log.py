@@ -113,18 +113,18 @@ def _append(
         # insert itself. PostgreSQL takes the rows through COPY (one round trip, no SQL to parse);
         # SQLite through multi-row INSERTs: executemany steps (and releases and re-takes the GIL)
         # once per row, which under a busy event loop costs ~20x the insert.
-        rows = [
+        values = [
             (thread_id, first + i, run_pk, event.type, event.data, created) for i, event in enumerate(events)
         ]
         if connection.vendor == "postgresql":
             with cursor.cursor.copy(COPY_SQL) as copy:
-                for row in rows:
-                    copy.write_row(row)
+                for value in values:
+                    copy.write_row(value)
         else:
             created_db = connection.ops.adapt_datetimefield_value(created)
-            for start in range(0, len(rows), ROWS_PER_INSERT):
-                chunk = rows[start : start + ROWS_PER_INSERT]
-                params = [value for row in chunk for value in (*row[:5], created_db)]
+            for start in range(0, len(values), ROWS_PER_INSERT):
+                chunk = values[start : start + ROWS_PER_INSERT]
+                params = [value for item in chunk for value in (*item[:5], created_db)]
                 cursor.execute(INSERT_SQL + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(chunk)), params)
     return _appended(thread_pk, events, run_id, created, first, state_version, has_queued_runs, publish)
 

@@ -62,7 +62,8 @@ class LoggedEvent:
         return self.type in TERMINAL_TYPES
 
     def decoded(self) -> dict[str, Any]:
-        return orjson.loads(self.data)
+        decoded: dict[str, Any] = orjson.loads(self.data)  # every logged event is a JSON object
+        return decoded
 
 
 @dataclass(frozen=True, slots=True)

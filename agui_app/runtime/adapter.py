@@ -55,7 +55,9 @@ class HubEventStream(AGUIEventStream[ToolDeps, Any]):
 
     async def on_error(self, error: Exception) -> AsyncIterator[BaseEvent]:
         self._error = True
-        code, message = describe_error(error, self.limits, run_id=self.run_input.run_id)
+        code, message = describe_error(
+            error, self.limits, run_id=self.run_input.run_id if self.run_input else ""
+        )
         yield RunErrorEvent(message=message, code=code, timestamp=self._get_timestamp())
 
     async def on_cancelled(self, cancelled: RunCancelled) -> AsyncIterator[BaseEvent]:

@@ -209,4 +209,4 @@ class PredictiveState:
     @staticmethod
     def _delta(call: _Call, phase: str, *ops: dict[str, Any], version: int) -> StateDeltaEvent:
         metadata = {"predictedState": phase, "toolCallId": call.tool_call_id, "stateVersion": version}
-        return StateDeltaEvent(delta=list(ops), metadata=metadata)
+        return StateDeltaEvent.model_validate({"delta": list(ops), "metadata": metadata})

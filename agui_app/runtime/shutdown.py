@@ -57,7 +57,8 @@ async def drain(supervisor: Supervisor) -> None:
         await wait_until_done(list(supervisor.runs.values()), remaining)
     left = [handle for handle in supervisor.runs.values() if handle.task is not None]
     for handle in left:
-        handle.task.cancel()  # type: ignore[union-attr]  (filtered above)
+        if handle.task is not None:
+            handle.task.cancel()
     if left:
         logger.warning(
             "shutdown: interrupted %d run(s) still active after the grace period",

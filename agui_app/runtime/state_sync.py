@@ -273,9 +273,10 @@ async def state_instructions(ctx: RunContext[ToolDeps]) -> str:
 
     Adopts the stored state first, so the model sees what clients changed during the run.
     """
-    await ctx.deps.state_gateway.refresh()
-    limit = settings.AGUI_STATE_IN_PROMPT_CHARS
     gateway = ctx.deps.state_gateway
+    assert isinstance(gateway, RunStateGateway)  # the runs of this server carry theirs
+    await gateway.refresh()
+    limit = settings.AGUI_STATE_IN_PROMPT_CHARS
     shown = gateway.document.root if settings.AGUI_PRIVATE_STATE_IN_PROMPT else gateway.shared_view()
     text = orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode()
     note = ""

@@ -143,9 +143,11 @@ class Supervisor:
 
     def record_detached(self, handle: RunHandle, detached: bool) -> None:
         """Stamp (or clear) ``detached_at`` on the run's row, for other processes' admissions."""
-        spawn_detached(
-            in_db_thread(run_set_detached)(run_pk=handle.run_pk, detached=detached), name="agui-detached"
-        )
+
+        async def record() -> None:
+            await in_db_thread(run_set_detached)(run_pk=handle.run_pk, detached=detached)
+
+        spawn_detached(record(), name="agui-detached")
 
     async def _beat(self) -> None:
         beats = 0

@@ -35,7 +35,12 @@ from capabilities.assembly import RunAgentPlan, assemble
 from capabilities.models import Agent
 from capabilities.selectors import agent_for_tenant
 
-MISS = object()
+
+class Miss:
+    """What the caches answer for a key they do not hold (``None`` is a value of theirs)."""
+
+
+MISS = Miss()
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,7 @@ class Warm:
         self.lock = threading.Lock()
         self.generation = 0  # bumped by every drop: a fill that began before it is not kept
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: Any) -> Any | Miss:
         entry = self.entries.get(key)
         if entry is None or entry.expires <= time.monotonic():
             return MISS
@@ -105,12 +110,12 @@ def _credential_key(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()  # the cache never holds a credential itself
 
 
-def warm_principal(raw: str | None) -> Principal | object | None:
+def warm_principal(raw: str | None) -> Principal | Miss | None:
     """The cached principal of ``raw`` (``None``: known to be valid no more), or ``MISS``."""
     if not raw or len(raw) > MAX_CREDENTIAL_CHARS:
         return None
     principal = PRINCIPALS.get(_credential_key(raw))
-    if principal is MISS:
+    if isinstance(principal, Miss):
         return MISS
     assert isinstance(principal, Principal)
     if principal.expires_at is not None and principal.expired(timezone.now()):
@@ -121,8 +126,8 @@ def warm_principal(raw: str | None) -> Principal | object | None:
 def principal_for_cached(raw: str | None) -> Principal | None:
     """``principal_for`` through the cache (sync: for a database thread). Raises ``TokenExpired``."""
     found = warm_principal(raw)
-    if found is not MISS:
-        return found  # type: ignore[return-value]  (a Principal or None)
+    if not isinstance(found, Miss):
+        return found
     generation = PRINCIPALS.generation
     principal = principal_for(raw)
     if principal is not None and raw:
@@ -136,8 +141,8 @@ aprincipal_for_cached = in_db_thread(principal_for_cached)
 async def principal_of(raw: str | None) -> Principal | None:
     """The principal of a credential: from the cache on a warm process (no hop), else read."""
     found = warm_principal(raw)
-    if found is not MISS:
-        return found  # type: ignore[return-value]
+    if not isinstance(found, Miss):
+        return found
     return await aprincipal_for_cached(raw)
 
 
@@ -160,8 +165,8 @@ def tenant_agent_sync(tenant_id: int, slug: str) -> WarmAgent:
     """The tenant's agent ``slug`` with its plan (sync: for a database thread). Raises ``NotFound``."""
     key = (tenant_id, slug)
     found = AGENTS.get(key)
-    if found is not MISS:
-        return found  # type: ignore[no-any-return]
+    if isinstance(found, WarmAgent):
+        return found
     generation = AGENTS.generation
     agent = agent_for_tenant(tenant_id, slug)
     if agent is None:
@@ -186,8 +191,8 @@ async def warm_agent(principal: Principal, slug: str) -> WarmAgent:
 async def tenant_agent(tenant_id: int, slug: str) -> WarmAgent:
     """``tenant_agent_sync`` without a hop on a warm process."""
     found = AGENTS.get((tenant_id, slug))
-    if found is not MISS:
-        return found  # type: ignore[no-any-return]
+    if isinstance(found, WarmAgent):
+        return found
     return await atenant_agent_sync(tenant_id, slug)
 
 

@@ -189,7 +189,7 @@ def _locked_thread(tenant: Tenant, thread_id: str, agent: Agent, principal: Prin
 
 def conversation_head(thread: Thread) -> dict[str, Any]:
     """The thread's conversation head and pending approvals (``{}`` before its first run)."""
-    return (
+    return dict(
         ConversationRecord.objects.filter(pk=thread.conversation_id)
         .values("head_id", "deferred_tool_requests")
         .first()
