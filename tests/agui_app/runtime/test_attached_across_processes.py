@@ -15,7 +15,7 @@ from tests.support.http import SseReader
 from tests.support.inputs import run_input, script, user
 from tests.support.servers import start_server
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.redis]
 GRACE = {"AGUI_DISCONNECT_GRACE_SECONDS": "1"}
 
 
@@ -59,3 +59,49 @@ def test_a_follower_in_another_process_keeps_the_run_until_it_leaves(tmp_path, o
     finally:
         runner.stop()
         watcher.stop()
+
+
+def test_two_runs_sent_at_once_to_two_processes_get_exactly_one_409(tmp_path, owner_key, agent) -> None:
+    """The same race as ``test_presence``'s, each run sent to another server process: never both
+    admitted, the admitted one never cancelled by the other (it counts as attached from admission)."""
+    unlimited = {"AGUI_RUNS_PER_MINUTE": "10000", "AGUI_REQUESTS_PER_MINUTE": "10000"}
+    servers = [start_server(tmp_path, extra_env=unlimited), start_server(tmp_path, extra_env=unlimited)]
+    headers = {"Authorization": f"Bearer {owner_key}", "Accept": "text/event-stream"}
+    answer = {"say": " ".join(f"w{i}" for i in range(8)), "pace_ms": 100}
+    try:
+        with httpx.Client(headers=headers, timeout=30) as client:
+            for attempt in range(10):
+                thread_id = f"race-{attempt}"
+                results: dict[int, tuple[int, str]] = {}
+
+                def send(
+                    index: int, thread_id: str = thread_id, results: dict[int, tuple[int, str]] = results
+                ) -> None:
+                    body = run_input(thread_id, [user(script(answer))], run_id=f"r{index}")
+                    url = f"{servers[index].url}/api/v1/agents/assistant"
+                    with client.stream("POST", url, json=body) as response:
+                        last = ""
+                        if response.status_code == 200:
+                            reader = SseReader(response)
+                            while (frame := reader.next_frame()) is not None:
+                                last = frame.type
+                        else:
+                            response.read()
+                            last = response.json()["error"]["code"]
+                        results[index] = (response.status_code, last)
+
+                threads = [threading.Thread(target=send, args=(i,)) for i in (0, 1)]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join(30)
+                assert sorted(results.values()) == [(200, "RUN_FINISHED"), (409, "thread_busy")], (
+                    attempt,
+                    results,
+                )
+                assert list(
+                    Run.objects.filter(thread__thread_id=thread_id).values_list("status", flat=True)
+                ) == [RunStatus.SUCCEEDED]
+    finally:
+        for server in servers:
+            server.stop()
