@@ -33,6 +33,7 @@ from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_
 from django.conf import settings
 
 from agui_app.concurrency.detached import spawn_detached
+from agui_app.concurrency.timeouts import within
 from agui_app.events.shape import LoggedEvent
 from agui_app.process import PROCESS_ID
 
@@ -82,7 +83,7 @@ class Subscription:
         if not self.buffer and not self.overflowed:
             self.ready.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.ready.wait(), wait_seconds)
+                await within(self.ready.wait(), wait_seconds)
         if self.overflowed:
             self.overflowed = False
             raise SubscriberOverflow(self.key)
@@ -169,10 +170,10 @@ class Hub:
     async def _connect(self) -> None:
         """Take a channel, join the control group and every group a follower here watches."""
         assert self.layer is not None
-        channel: str = await asyncio.wait_for(self.layer.new_channel("agui.hub."), CONNECT_TIMEOUT_SECONDS)
+        channel: str = await within(self.layer.new_channel("agui.hub."), CONNECT_TIMEOUT_SECONDS)
         self.channel = channel
         for group in [CONTROL_GROUP, *(thread_group(key) for key in list(self.subscriptions))]:
-            await asyncio.wait_for(self.layer.group_add(group, channel), CONNECT_TIMEOUT_SECONDS)
+            await within(self.layer.group_add(group, channel), CONNECT_TIMEOUT_SECONDS)
         if self._reader_task is not None:
             self._reader_task.cancel()
         self._reader_task = spawn_detached(self._reader(channel), name="agui-hub-reader")
@@ -198,14 +199,12 @@ class Hub:
             await asyncio.sleep(settings.AGUI_LAYER_CHECK_SECONDS)
             try:
                 if not self.degraded:
-                    await asyncio.wait_for(
+                    await within(
                         self.layer.group_send(HEALTH_GROUP, {"type": "agui.health"}), CONNECT_TIMEOUT_SECONDS
                     )
                     continue
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(
-                        self.layer.flush(), CONNECT_TIMEOUT_SECONDS
-                    )  # drop dead connections
+                    await within(self.layer.flush(), CONNECT_TIMEOUT_SECONDS)  # drop dead connections
                 await self._connect()
             except asyncio.CancelledError:
                 raise
@@ -234,9 +233,7 @@ class Hub:
         if self.remote and len(subscribers) == 1 and not self.degraded:
             assert self.layer is not None and self.channel is not None
             try:
-                await asyncio.wait_for(
-                    self.layer.group_add(thread_group(key), self.channel), CONNECT_TIMEOUT_SECONDS
-                )
+                await within(self.layer.group_add(thread_group(key), self.channel), CONNECT_TIMEOUT_SECONDS)
             except Exception as exc:  # the follower polls the log meanwhile; reconnecting rejoins the group
                 self._degrade(exc)
         return subscription
@@ -279,7 +276,7 @@ class Hub:
         while True:
             group, message = await self._outbox.take()
             try:
-                await asyncio.wait_for(self.layer.group_send(group, message), CONNECT_TIMEOUT_SECONDS)
+                await within(self.layer.group_send(group, message), CONNECT_TIMEOUT_SECONDS)
             except Exception as exc:
                 self._degrade(exc)  # followers elsewhere catch up from the log
 
@@ -288,6 +285,8 @@ class Hub:
         while True:
             try:
                 message = await self.layer.receive(channel)
+                if (task := asyncio.current_task()) is not None and task.cancelling():
+                    raise asyncio.CancelledError  # the layer took our cancellation for its own
             except asyncio.CancelledError:
                 raise
             except Exception:
