@@ -21,6 +21,7 @@ from capabilities.bundles import BundleUnreadable, read_bundle
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
 from capabilities.models import Agent, Skill
+from capabilities.models_catalog import check_fallback_models, check_model_id
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.services.agents import AGENT_FIELDS
@@ -233,6 +234,12 @@ class AgentForm(forms.ModelForm):
         assume_scheme="https",
         help_text="Optional URL told about every finished run.",
     )
+    fallback_models = PrettyJSONField(
+        required=False,
+        widget=monospace(3),
+        help_text="Optional model ids tried in order when the model's provider fails, e.g. "
+        '["openai-compatible:backup:llama3", "anthropic:claude-sonnet-4-5"].',
+    )
     output_schema = PrettyJSONField(
         required=False,
         widget=monospace(12),
@@ -293,6 +300,7 @@ class AgentForm(forms.ModelForm):
             )
             if taken.exists():
                 self.add_error("slug", f"Tenant {self.instance.tenant} already has an agent {slug!r}.")
+        self.check_models(cleaned)
         declared = cleaned.get("declared_capabilities")
         if declared and "output_schema" not in self.errors and cleaned.get("model"):
             facts = RuntimeFacts.of(model=cleaned["model"], output_schema=cleaned.get("output_schema"))
@@ -306,6 +314,26 @@ class AgentForm(forms.ModelForm):
                     ),
                 )
         return cleaned
+
+    def check_models(self, cleaned: dict[str, Any]) -> None:
+        """The model and fallback models, against the tenant's credentials (as the API checks them) —
+        when they change, so an agent stored with an id since withdrawn can still be edited."""
+        if "fallback_models" in cleaned:
+            cleaned["fallback_models"] = cleaned["fallback_models"] or []
+        tenant = cleaned.get("tenant") if "tenant" in self.fields else None
+        tenant_id = getattr(tenant, "pk", None) or self.instance.tenant_id
+        if tenant_id is None:
+            return
+        new = self.instance.pk is None
+        if "model" in cleaned and (new or "model" in self.changed_data):
+            if problem := check_model_id(tenant_id, cleaned["model"] or ""):
+                self.add_error("model", ValidationError(problem, code="unknown_model"))
+        if "fallback_models" in cleaned and (new or "fallback_models" in self.changed_data):
+            value, problems = check_fallback_models(tenant_id, cleaned["fallback_models"])
+            if problems:
+                self.add_error("fallback_models", ValidationError(problems, code="unknown_model"))
+            else:
+                cleaned["fallback_models"] = value
 
 
 class AgentSkillFormSet(SameTenantInlineFormSet):

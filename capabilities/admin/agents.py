@@ -48,7 +48,20 @@ class AgentAdmin(TenantScopedAdmin):
         self, request: HttpRequest, obj: Agent | None = None
     ) -> list[tuple[Any, dict[str, Any]]]:
         fieldsets: list[tuple[Any, dict[str, Any]]] = [
-            (None, {"fields": ["tenant", "slug", "name", "description", "model", "instructions"]}),
+            (
+                None,
+                {
+                    "fields": [
+                        "tenant",
+                        "slug",
+                        "name",
+                        "description",
+                        "model",
+                        "fallback_models",
+                        "instructions",
+                    ]
+                },
+            ),
             ("Limits", {"fields": ["max_iterations", "max_execution_seconds", "parallel_tool_calls"]}),
             (
                 "Shared state, output and capabilities",
