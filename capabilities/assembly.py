@@ -26,7 +26,7 @@ from pydantic_ai.settings import ModelSettings
 
 from capabilities.availability import SkippedSkill, offer, offered_mcp_servers
 from capabilities.gates import Gates
-from capabilities.llm import ModelUnavailable, model_reports_reasoning, unavailable_model
+from capabilities.llm import ModelUnavailable, model_reports_reasoning, resolve_model, unavailable_model
 from capabilities.mcp_servers import build_mcp_capability, mcp_load_check
 from capabilities.models import Agent, AgentSkill, McpServer
 from capabilities.runtime import ToolDeps
@@ -197,7 +197,8 @@ def assemble(agent: Agent) -> RunAgentPlan:
     mcp_capabilities, mcp_failed = build_mcp_capabilities(servers, taken)
     load_check = mcp_load_check(mcp_capabilities)  # a server down at load is a tool error, not a bare load
     try:
-        model: Model = agent_model(agent)  # its fallback models and the tenant's credentials (§24)
+        # Its fallback models and the tenant's credentials (§24); resolve_model builds the others.
+        model: Model = agent_model(agent, resolve=resolve_model)
         unavailable = None
     except ModelUnavailable as exc:
         unavailable = str(exc)

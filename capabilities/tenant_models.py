@@ -8,7 +8,8 @@ fetches the tenant's credentials they use in one query, and builds each one:
   credential's base URL, with its key;
 - ``openai…:<name>`` / ``anthropic:<name>`` with the tenant's ``openai`` / ``anthropic`` credential: the
   model class pydantic-ai's ``infer_model`` picks, on a provider with that key (and base URL, if set);
-- anything else (no credential of that provider): from the environment (``llm.resolve_model``).
+- anything else (no credential of that provider): from the environment (``llm.resolve_model``, or the
+  ``resolve`` the caller passes).
 
 A credential's SDK client sends through ``model_http.pinned_http_client`` (the outbound rule, pinned), with
 ``AGUI_MODEL_MAX_RETRIES`` retries, and reads nothing from the environment (no operator key, base URL,
@@ -22,6 +23,7 @@ The built model holds the key and no per-request state: an assembled agent may b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -29,7 +31,7 @@ from pydantic_ai.exceptions import ModelAPIError
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models.fallback import FallbackModel
 
-from capabilities.llm import DEMO, ModelUnavailable, build_demo_model, resolve_model
+from capabilities.llm import DEMO, ModelUnavailable, resolve_model
 from capabilities.model_attempts import GuardedModel
 from capabilities.model_http import pinned_http_client
 from capabilities.models import Agent, ModelCredential, ModelProvider
@@ -124,10 +126,12 @@ def credential_model(model_id: str, credential: ModelCredential) -> Model:
     return GuardedModel(model, label=model_id, secrets=(key,))
 
 
-def one_model(model_id: str, credentials: dict[tuple[str, str | None], ModelCredential]) -> Model:
+def one_model(
+    model_id: str,
+    credentials: dict[tuple[str, str | None], ModelCredential],
+    resolve: Callable[[str], Model] = resolve_model,
+) -> Model:
     """Raises ModelUnavailable (a message a client may see: ids and settings, never a key)."""
-    if model_id == DEMO:
-        return build_demo_model()
     ref = read_model_id(model_id)
     if ref.kind == COMPATIBLE:
         credential = credentials.get((ModelProvider.OPENAI_COMPATIBLE, ref.credential_id))
@@ -141,20 +145,21 @@ def one_model(model_id: str, credentials: dict[tuple[str, str | None], ModelCred
     credential = credentials.get((provider, None)) if provider is not None else None
     if credential is not None:
         return credential_model(model_id, credential)
-    return resolve_model(model_id)  # the environment's keys
+    return resolve(model_id)  # demo, or the environment's keys
 
 
-def agent_model(agent: Agent) -> Model:
+def agent_model(agent: Agent, *, resolve: Callable[[str], Model] = resolve_model) -> Model:
     """The model a run of ``agent`` uses: its model, or a ``FallbackModel`` over it and its fallback models.
+    ``resolve`` builds those no tenant credential serves (``demo``, the environment's keys).
 
     Raises:
         ModelUnavailable: one of them cannot be built (unknown id, missing SDK, key or credential).
     """
     chain = chain_of(agent)
     if chain == [DEMO]:
-        return build_demo_model()  # no query: the embedded default stays free
+        return resolve(DEMO)  # no query: the embedded default stays free
     credentials = credentials_for(agent.tenant_id, chain)
-    models = [one_model(model_id, credentials) for model_id in chain]
+    models = [one_model(model_id, credentials, resolve) for model_id in chain]
     if len(models) == 1:
         return models[0]
     members = [
