@@ -70,10 +70,10 @@ def _profile_only_provider(name: str) -> Provider[Any]:
         from anthropic import AsyncAnthropic
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
-        client = AsyncAnthropic(
+        anthropic = AsyncAnthropic(
             api_key="profile-only", base_url="http://profile.invalid", http_client=_profile_only_http_client()
         )
-        return AnthropicProvider(anthropic_client=client)
+        return AnthropicProvider(anthropic_client=anthropic)
     from openai import AsyncOpenAI
     from pydantic_ai.providers.openai import OpenAIProvider
     from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider

@@ -40,7 +40,7 @@ from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.secrets import SecretUnreadable, decrypt
 
 # Used when a credential has no base URL: the provider's own API, never an operator's *_BASE_URL.
-DEFAULT_BASE_URLS = {
+DEFAULT_BASE_URLS: dict[str, str] = {
     ModelProvider.OPENAI: "https://api.openai.com/v1",
     ModelProvider.ANTHROPIC: "https://api.anthropic.com",
 }

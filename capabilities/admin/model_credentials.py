@@ -55,7 +55,7 @@ class ModelCredentialForm(forms.ModelForm):
             raise forms.ValidationError(exc.errors["api_key"]) from None
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         instance = self.instance
         fields = {
             "credential_id": instance.credential_id if instance.pk else cleaned.get("credential_id") or "",

@@ -164,7 +164,7 @@ def model_credential_update(
     Raises: ModelCredentialRejected.
     """
     credential = ModelCredential.objects.select_for_update().get(pk=credential.pk)
-    fixed = {
+    fixed: dict[str, list[str]] = {
         name: ["cannot change: agents name the credential by id and provider; add another instead"]
         for name in ("credential_id", "provider")
         if name in fields and fields[name] != getattr(credential, name)
