@@ -22,7 +22,7 @@ class ShuttingDown(TooManyRequests):
     code = "shutting_down"
 
     @property
-    def retry_after(self) -> int:  # type: ignore[override]
+    def retry_after(self) -> int:  # type: ignore[override]  # read-only here: the setting decides it
         return max(1, int(settings.AGUI_SHUTDOWN_RETRY_AFTER_SECONDS))
 
 

@@ -47,4 +47,4 @@ def report_usage_at_end(response: StreamedResponse, usage: RequestUsage) -> None
             yield event
         response._add_usage(usage, reported=True, cumulative=True)
 
-    response._get_event_iterator = reporting  # type: ignore[method-assign]
+    response._get_event_iterator = reporting  # type: ignore[method-assign]  # on this one response only

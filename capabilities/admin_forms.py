@@ -20,6 +20,7 @@ from capabilities.admin_scoping import SameTenantInlineFormSet, scope_queryset, 
 from capabilities.bundles import BundleUnreadable, read_bundle
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
+from capabilities.memory import check_memory
 from capabilities.models import Agent, Skill
 from capabilities.models_catalog import check_fallback_models, check_model_id
 from capabilities.outbound import OutboundRefused, validate_outbound_url
@@ -122,7 +123,8 @@ class SkillSourceForm(forms.ModelForm):
         return source
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data  # what Django's clean returned
         tenant = cleaned.get("tenant")
         tenant_id = self.instance.tenant_id if self.instance.pk else getattr(tenant, "pk", None)
         if not self.instance.pk and tenant is not None and self.spec is not None:
@@ -160,12 +162,20 @@ class MultipleFileField(forms.FileField):
         return [single(data, initial)]
 
 
+class AgentChoiceField(forms.ModelChoiceField):  # [Agent] in the stubs only: not generic at run time
+    def label_from_instance(self, obj: Agent) -> str:
+        return f"{obj.tenant} / {obj.slug}"
+
+
 class SkillImportForm(forms.Form):
     """Upload skill files for one tenant (of the user's), optionally attaching them to an agent."""
 
-    files = MultipleFileField(help_text="Several .md skill files, or one .zip of them (e.g. an export).")
-    tenant = forms.ModelChoiceField(queryset=None)
-    agent = forms.ModelChoiceField(
+    # A field named like BaseForm.files: Django's metaclass takes it off the class.
+    files = MultipleFileField(  # type: ignore[assignment]  # see above
+        help_text="Several .md skill files, or one .zip of them (e.g. an export)."
+    )
+    tenant: forms.ModelChoiceField[Any] = forms.ModelChoiceField(queryset=None)
+    agent = AgentChoiceField(
         queryset=Agent.objects.none(),
         required=False,
         help_text="Optional: attach every imported skill to this agent.",
@@ -174,13 +184,14 @@ class SkillImportForm(forms.Form):
     def __init__(self, *args: Any, request: HttpRequest, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         tenants = tenant_choices(request)
-        self.fields["tenant"].queryset = tenants
+        tenant, agent = self.fields["tenant"], self.fields["agent"]
+        assert isinstance(tenant, forms.ModelChoiceField) and isinstance(agent, forms.ModelChoiceField)
+        tenant.queryset = tenants
         if tenants.count() == 1:
-            self.fields["tenant"].initial = tenants.first()
-        self.fields["agent"].queryset = scope_queryset(
+            tenant.initial = tenants.first()
+        agent.queryset = scope_queryset(
             Agent.objects.select_related("tenant").order_by("tenant__slug", "slug"), request
         )
-        self.fields["agent"].label_from_instance = lambda agent: f"{agent.tenant} / {agent.slug}"
         self.sources: dict[str, str] = {}
         self.resources: dict[str, str] = {}  # of Agent Skills folders in a zip
         self.skipped: list[str] = []
@@ -194,7 +205,8 @@ class SkillImportForm(forms.Form):
         return uploads
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data  # what Django's clean returned
         agent, tenant = cleaned.get("agent"), cleaned.get("tenant")
         if agent is not None and tenant is not None and agent.tenant_id != tenant.pk:
             self.add_error("agent", f"{agent.slug} is an agent of {agent.tenant}, not of {tenant}.")
@@ -228,11 +240,10 @@ class AgentForm(forms.ModelForm):
         help_text='Predictive state, e.g. [{"tool": "write_document", "argument": "text", "state_key": '
         '"/document"}]: while the model streams that tool call, clients see the argument grow at state_key.',
     )
-    webhook_url = forms.URLField(
-        required=False,
+    webhook_url = forms.CharField(  # checked by the outbound rule alone (clean_webhook_url), so the
+        required=False,  # message says why a URL is refused (Django's URL check only says "invalid")
         max_length=2000,
-        assume_scheme="https",
-        help_text="Optional URL told about every finished run.",
+        help_text="Optional http(s) URL told about every finished run.",
     )
     fallback_models = PrettyJSONField(
         required=False,
@@ -246,6 +257,14 @@ class AgentForm(forms.ModelForm):
         help_text="Optional JSON Schema (draft 2020-12) of an object: runs then answer with such an object "
         "(streamed as the final_result tool call, validated) instead of text, and the capabilities "
         "document declares output.structuredOutput.",
+    )
+
+    memory = PrettyJSONField(
+        required=False,
+        widget=monospace(3),
+        help_text='Long-term memory, e.g. {"scope": "user", "write": true}: runs get the deferred capability '
+        "`memory` (remember, recall, forget) in the end user's namespace (or the agent's, or the tenant's). "
+        "Empty: no memory.",
     )
 
     class Meta:
@@ -284,6 +303,12 @@ class AgentForm(forms.ModelForm):
         except ValueError as exc:
             raise ValidationError(str(exc), code="invalid_predict_state") from exc
 
+    def clean_memory(self) -> dict[str, Any] | None:
+        try:
+            return check_memory(self.cleaned_data.get("memory"))
+        except ValueError as exc:
+            raise ValidationError(str(exc), code="invalid_memory") from exc
+
     def clean_output_schema(self) -> dict[str, Any] | None:
         try:
             return check_output_schema(self.cleaned_data.get("output_schema"))
@@ -291,7 +316,8 @@ class AgentForm(forms.ModelForm):
             raise ValidationError(str(exc), code="invalid_schema") from exc
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data  # what Django's clean returned
         slug = cleaned.get("slug")
         # With the tenant read-only (an existing agent), Django skips the (tenant, slug) constraint.
         if "tenant" not in self.fields and slug and self.instance.tenant_id is not None:

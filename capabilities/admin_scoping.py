@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.auth.models import AnonymousUser
 from django.db import models
 from django.db.models import QuerySet
 from django.forms import BaseInlineFormSet, ValidationError
@@ -43,12 +44,12 @@ def member_tenant_ids(request: HttpRequest) -> frozenset[int] | None:
 
     Cached on the request: one query per request however many checks run.
     """
-    cached = getattr(request, _CACHE_ATTR, False)
-    if cached is not False:
+    if hasattr(request, _CACHE_ATTR):
+        cached: frozenset[int] | None = getattr(request, _CACHE_ATTR)
         return cached
     user = request.user
     ids: frozenset[int] | None
-    if not admin_user(request):
+    if not admin_user(request) or isinstance(user, AnonymousUser):  # admin_user refuses one anyway
         ids = frozenset()
     elif user.is_superuser:
         ids = None
@@ -157,7 +158,7 @@ class TenantScopedAdmin(admin.ModelAdmin):
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
         """Preselect the tenant when the user administers exactly one."""
-        initial = super().get_changeform_initial_data(request)
+        initial: dict[str, Any] = super().get_changeform_initial_data(request)
         ids = member_tenant_ids(request)
         if ids is not None and len(ids) == 1 and "tenant" not in initial:
             initial["tenant"] = next(iter(ids))
@@ -209,9 +210,10 @@ class TenantScopedInline(admin.TabularInline):
 
     def get_formset(self, request: HttpRequest, obj: models.Model | None = None, **kwargs: Any) -> Any:
         # formfield_for_foreignkey runs while the formset class is built, below: it needs the parent.
-        request._agui_inline_parent = obj  # type: ignore[attr-defined]
+        request._agui_inline_parent = obj  # type: ignore[attr-defined]  # for this request only
         formset = super().get_formset(request, obj, **kwargs)
-        formset.same_tenant_fields = self.same_tenant_fields
+        if issubclass(formset, SameTenantInlineFormSet):
+            formset.same_tenant_fields = self.same_tenant_fields
         return formset
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:

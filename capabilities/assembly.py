@@ -28,6 +28,7 @@ from capabilities.availability import SkippedSkill, offer, offered_mcp_servers
 from capabilities.gates import Gates
 from capabilities.llm import ModelUnavailable, model_reports_reasoning, resolve_model, unavailable_model
 from capabilities.mcp_servers import build_mcp_capability, mcp_load_check
+from capabilities.memory import MEMORY_CAPABILITY, memory_capability  # memory (§20)
 from capabilities.models import Agent, AgentSkill, McpServer
 from capabilities.runtime import ToolDeps
 from capabilities.schemas import OUTPUT_NAME, output_validator_for
@@ -194,6 +195,8 @@ def assemble(agent: Agent) -> RunAgentPlan:
     servers, mcp_skipped = offered_mcp_servers(agent, included)
     gates = Gates.of([link.skill for link in links], {server.server_id for server in servers})
     taken = {t.name for t in run_builtins(links)} | {name for link in links for name in link.skill.tools}
+    memory = memory_capability(agent)  # memory (§20): the deferred `memory` capability, if the agent has it
+    taken |= {tool.name for tool in memory.tools} if memory else set()  # memory (§20)
     mcp_capabilities, mcp_failed = build_mcp_capabilities(servers, taken)
     load_check = mcp_load_check(mcp_capabilities)  # a server down at load is a tool error, not a bare load
     try:
@@ -211,6 +214,7 @@ def assemble(agent: Agent) -> RunAgentPlan:
         tools=[run_tool(t) for t in run_builtins(links)],
         capabilities=[
             *capabilities,
+            *([memory] if memory else []),  # memory (§20)
             *mcp_capabilities,
             *([gates] if gates else []),
             *([load_check] if load_check else []),
@@ -250,6 +254,7 @@ def assemble(agent: Agent) -> RunAgentPlan:
         capability_versions={
             **{link.skill.skill_id: version_number(link) for link in links},
             **{capability.id: None for capability in mcp_capabilities},
+            **({MEMORY_CAPABILITY: None} if memory else {}),  # memory (§20)
         },
         skipped=[*offered.skipped, *failed, *mcp_skipped, *mcp_failed],
         reasoning=model_reports_reasoning(agent.model),

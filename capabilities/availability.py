@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
@@ -115,7 +116,7 @@ def invalid_fields(skill: Skill) -> str | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _check_fields_cached(key: tuple[object, ...]) -> str | None:
+def _check_fields_cached(key: tuple[str, str, tuple[Any, ...], bool, bytes]) -> str | None:
     # ~30 µs per skill uncached; a run of an agent with 50 skills checks them all.
     skill_id, description, tools, defer_loading, json_fields = key
     requires_approval, model_settings, gates = orjson.loads(json_fields)
@@ -124,14 +125,14 @@ def _check_fields_cached(key: tuple[object, ...]) -> str | None:
     )
 
 
-def _check_fields(
-    skill_id: object,
-    description: object,
-    tools: object,
-    defer_loading: object,
-    requires_approval: object,
-    model_settings: object,
-    gates: object,
+def _check_fields(  # the values as stored (any JSON): SkillSpec is what checks them
+    skill_id: Any,
+    description: Any,
+    tools: Any,
+    defer_loading: Any,
+    requires_approval: Any,
+    model_settings: Any,
+    gates: Any,
 ) -> str | None:
     try:
         SkillSpec(

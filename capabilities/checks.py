@@ -77,7 +77,7 @@ def check_tool_conflicts(app_configs: Any = None, databases: Any = None, **kwarg
         return []
     try:
         found = stored_conflicts()
-        agents = {
+        agents: dict[tuple[int, str | None], Agent] = {  # looked up by a conflict's agent (maybe None)
             (agent.tenant_id, agent.slug): agent
             for agent in Agent.objects.select_related("tenant").filter(
                 tenant_id__in={tenant_id for tenant_id, _ in found}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from capabilities.memory import TOOL_NAMES as MEMORY_TOOLS
 from capabilities.models import Agent, AgentSkill
 from capabilities.tools.registry import registry
 
@@ -45,8 +46,9 @@ class ToolConflict:
 
 
 def builtin_names() -> frozenset[str]:
-    """The tools every agent has (``update_state`` …), which no skill may list again."""
-    return frozenset(tool.name for tool in registry.always_on()) | {"read_skill_resource"}
+    """The tools every agent has (``update_state`` …) or may have (``read_skill_resource``, the memory
+    tools), which no skill may list again."""
+    return frozenset(tool.name for tool in registry.always_on()) | {"read_skill_resource", *MEMORY_TOOLS}
 
 
 def tool_conflicts(

@@ -149,6 +149,7 @@ def parse_script(prompt: str) -> Script | str | None:
 async def demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
     turn = current_turn(messages)
     script = parse_script(turn.prompt)
+    chunk: str | DeltaToolCalls
     if isinstance(script, str):
         async for chunk in say(script):
             yield chunk

@@ -7,7 +7,8 @@ agent's model's profile — transport, state, tools, humanInTheLoop, execution,
 ``custom.onDemandCapabilities`` and ``custom.predictState`` (the predicted-state declarations a run
 applies: the agent's and its skills', for tools a run can call, into keys clients see). MCP servers are listed like deferred skills; their tools (as last
 discovered from the server) count as callable where the thread loaded the server. Skills and tools are those a run really gets
-(``capabilities.availability``: a skill left out of runs is left out here too). Built on every
+(``capabilities.availability``: a skill left out of runs is left out here too). An agent with
+``memory`` has ``state.memory`` and the built-in deferred capability ``memory`` in its catalog. Built on every
 request from the database and the tool registry, so an edit shows on the next call.
 """
 
@@ -23,6 +24,8 @@ from django.conf import settings
 from capabilities.assembly import run_builtins
 from capabilities.availability import offer, offered_mcp_servers
 from capabilities.declarations import RuntimeFacts, declared_that_hold
+from capabilities.memory import MEMORY_CAPABILITY, memory_of, memory_tool_items
+from capabilities.memory import description as memory_description
 from capabilities.models import Agent
 from capabilities.schemas import private_keys
 from capabilities.tools.registry import RegisteredTool, registry
@@ -104,6 +107,15 @@ def capabilities_document(
                 Tool(name=t["name"], description=t["description"], parameters=t["parameters"])
                 for t in server.tools_cache
             ]
+    memory = memory_of(agent)
+    if memory is not None:  # the built-in deferred `memory` capability (docs/design.md §20)
+        deferred_any = True
+        loaded_memory = MEMORY_CAPABILITY in loaded
+        catalog.append(
+            {"id": MEMORY_CAPABILITY, "description": memory_description(memory), "loaded": loaded_memory}
+        )
+        if loaded_memory:
+            items += [Tool(**item) for item in memory_tool_items(agent)]
     if deferred_any:
         items.insert(0, LOAD_CAPABILITY_TOOL)
     # Only declarable parts that hold: a derived key or a false claim that reached the row without
@@ -128,7 +140,12 @@ def capabilities_document(
             **declared.get("identity", {}),
         },
         "transport": transport(agent),
-        "state": {"snapshots": True, "deltas": True, "persistentState": True},
+        "state": {
+            "snapshots": True,
+            "deltas": True,
+            "persistentState": True,
+            **({"memory": True} if memory is not None else {}),
+        },
         "tools": {  # the model's profile says whether it calls tools; the agent whether several at once
             "supported": facts.tool_calls,
             "clientProvided": client_tools,

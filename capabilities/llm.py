@@ -1,6 +1,7 @@
-"""Model resolution: a pydantic-ai model id (credentials from the environment) or ``demo``, and what a
-model id's profile says it can do (without credentials). A tenant's own credentials are applied by
-``capabilities.tenant_models``; which ids are valid is ``capabilities.models_catalog``'s rule."""
+"""Model resolution: a pydantic-ai model id (credentials from the environment) or ``demo``; the shape of
+a model id (``model_id_problem``); what a model id's profile says it can do (without credentials). A
+tenant's own credentials are applied by ``capabilities.tenant_models``; which ids a tenant may name
+(its credentials too) is ``capabilities.models_catalog``'s rule."""
 
 from __future__ import annotations
 
@@ -13,12 +14,54 @@ from pydantic_ai.models import Model, infer_model, infer_model_profile
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from pydantic_ai.native_tools import AbstractNativeTool
 from pydantic_ai.profiles import DEFAULT_PROFILE, ModelProfile, merge_profile
-from pydantic_ai.providers import Provider
+from pydantic_ai.providers import Provider, infer_provider_class
 
 from capabilities.demo_model import demo_stream
-from capabilities.models_catalog import COMPATIBLE, model_id_shape_problem, read_model_id
 
 DEMO = "demo"
+# A tenant's OpenAI-compatible endpoint: ``openai-compatible:<credential id>:<model name>`` (docs/design.md §24).
+COMPATIBLE = "openai-compatible"
+
+
+def compatible_parts(model_id: str) -> tuple[str, str] | None:
+    """``(credential id, model name)`` of an ``openai-compatible:…`` id (the name may hold colons), else None."""
+    kind, _, rest = model_id.partition(":")
+    if kind != COMPATIBLE:
+        return None
+    credential_id, _, name = rest.partition(":")
+    return credential_id, name
+
+
+def model_id_problem(model_id: str) -> str | None:
+    """Why ``model_id`` cannot name a model (a message naming it), or ``None``: it is ``demo``,
+    ``<provider>:<model name>`` with a provider pydantic-ai's ``infer_model`` knows, or
+    ``openai-compatible:<credential id>:<model name>`` (whether the tenant has that credential is
+    ``models_catalog.check_model_id``'s question). A known provider whose SDK is not installed passes:
+    its runs say which package is missing."""
+    if model_id == DEMO:
+        return None
+    if not model_id or any(char.isspace() or not char.isprintable() for char in model_id):
+        return "must name a model (a pydantic-ai model id, or 'demo') without spaces or control characters"
+    if (parts := compatible_parts(model_id)) is not None:
+        if not all(parts):
+            return (
+                f"must be '{COMPATIBLE}:<credential id>:<model name>' "
+                f"(e.g. '{COMPATIBLE}:local:llama3'), not {model_id!r}"
+            )
+        return None
+    provider, colon, name = model_id.partition(":")
+    if not colon or not provider or not name:
+        return f"must be 'demo' or '<provider>:<model name>' (e.g. 'openai-chat:gpt-4o'), not {model_id!r}"
+    try:
+        infer_provider_class(provider)
+    except ImportError:
+        return None  # a provider pydantic-ai knows; its SDK is missing here
+    except ValueError:
+        return (
+            f"{provider!r} is not a model provider pydantic-ai knows (e.g. 'openai-chat', 'anthropic', "
+            f"'google', 'groq', 'mistral', 'bedrock', 'ollama'), nor '{COMPATIBLE}' or 'demo'"
+        )
+    return None
 
 
 class ModelUnavailable(Exception):
@@ -97,15 +140,14 @@ def model_profile(model_id: str) -> ModelProfile | None:
     """
     if model_id == DEMO:
         return build_demo_model().profile
-    if model_id_shape_problem(model_id) is not None:
+    if model_id_problem(model_id) is not None:
         return None
-    ref = read_model_id(model_id)
     try:
-        if ref.kind == COMPATIBLE:
+        if (parts := compatible_parts(model_id)) is not None:
             from pydantic_ai.models.openai import OpenAIChatModel
 
-            return OpenAIChatModel(ref.name, provider=_profile_only_provider(COMPATIBLE)).profile
-        if ref.kind in ("openai", "openai-chat", "openai-responses", "anthropic"):
+            return OpenAIChatModel(parts[1], provider=_profile_only_provider(COMPATIBLE)).profile
+        if model_id.partition(":")[0] in ("openai", "openai-chat", "openai-responses", "anthropic"):
             return infer_model(model_id, provider_factory=_profile_only_provider).profile
         return infer_model(model_id).profile
     except ImportError:

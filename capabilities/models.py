@@ -74,6 +74,12 @@ class Agent(models.Model):
         help_text="Predictive state: [{tool, argument, state_key}] — while the model streams that "
         "tool call, the argument's partial value is shown at state_key (e.g. /document).",
     )
+    memory = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Long-term memory: {"scope": "user" | "agent" | "tenant", "write": true} gives runs the '
+        "deferred capability `memory` (remember, recall, forget) in that scope; empty: no memory.",
+    )
     webhook_url = models.URLField(
         max_length=2000, blank=True, help_text="Optional URL told about every finished run."
     )

@@ -20,12 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.providers import infer_provider_class
-
+from capabilities.llm import COMPATIBLE, DEMO, model_id_problem
 from capabilities.models import Agent, ModelCredential, ModelProvider
 
-DEMO = "demo"
-COMPATIBLE = "openai-compatible"
 # Model kinds (the prefix before the first colon) served with the tenant's credential of a provider.
 CREDENTIAL_KINDS: dict[str, str] = {
     "openai": ModelProvider.OPENAI,
@@ -54,7 +51,7 @@ class ModelRef:
 
 
 def read_model_id(model_id: str) -> ModelRef:
-    """``model_id`` split into its parts (no check of the provider; see :func:`model_id_shape_problem`)."""
+    """``model_id`` split into its parts (no check of the provider; see ``llm.model_id_problem``)."""
     if model_id == DEMO:
         return ModelRef(model_id, DEMO, "")
     kind, _, rest = model_id.partition(":")
@@ -64,45 +61,16 @@ def read_model_id(model_id: str) -> ModelRef:
     return ModelRef(model_id, kind, rest)
 
 
-def model_id_shape_problem(model_id: str) -> str | None:
-    """Why ``model_id`` cannot name a model, without looking at credentials (a message naming it), or
-    ``None``. A provider pydantic-ai knows whose SDK is not installed here passes: its runs say which
-    package is missing."""
-    if model_id == DEMO:
-        return None
-    if not model_id or any(char.isspace() or not char.isprintable() for char in model_id):
-        return "must name a model (a pydantic-ai model id, or 'demo') without spaces or control characters"
-    if len(model_id) > MAX_MODEL_ID_CHARS:
-        return f"must be at most {MAX_MODEL_ID_CHARS} characters"
-    ref = read_model_id(model_id)
-    if ref.kind == COMPATIBLE:
-        if not ref.credential_id or not ref.name:
-            return (
-                f"must be '{COMPATIBLE}:<credential id>:<model name>' "
-                f"(e.g. '{COMPATIBLE}:local:llama3'), not {model_id!r}"
-            )
-        return None
-    if not ref.kind or not ref.name:
-        return f"must be 'demo' or '<provider>:<model name>' (e.g. 'openai-chat:gpt-4o'), not {model_id!r}"
-    try:
-        infer_provider_class(ref.kind)
-    except ImportError:
-        return None  # a provider pydantic-ai knows; its SDK is missing here
-    except ValueError:
-        return (
-            f"{ref.kind!r} is not a model provider pydantic-ai knows (e.g. 'openai-chat', 'anthropic', "
-            f"'google', 'groq', 'mistral', 'bedrock', 'ollama'), nor '{COMPATIBLE}' or 'demo'"
-        )
-    return None
-
-
 def check_model_id(tenant_id: int, model_id: str) -> str | None:
     """Why the tenant's agents cannot use ``model_id`` (a message naming it, safe to show), or ``None``.
 
-    Beyond the shape (:func:`model_id_shape_problem`): an ``openai-compatible`` model must name one of
-    the tenant's ``openai-compatible`` credentials — another tenant's is unknown here, like a missing one.
+    Beyond the shape (``llm.model_id_problem``: a provider pydantic-ai knows, or ``demo``): an
+    ``openai-compatible`` model must name one of the tenant's ``openai-compatible`` credentials —
+    another tenant's is unknown here, like a missing one.
     """
-    problem = model_id_shape_problem(model_id)
+    if len(model_id) > MAX_MODEL_ID_CHARS:
+        return f"must be at most {MAX_MODEL_ID_CHARS} characters"
+    problem = model_id_problem(model_id)
     if problem is not None:
         return problem
     ref = read_model_id(model_id)

@@ -1,7 +1,7 @@
 """What a tool sees during a run (``ctx.deps``), independent of how the server runs it.
 
 ``capabilities`` never imports ``agui_app``: the run orchestrator implements ``StateGateway``
-and hands tools a ``ToolDeps``.
+and ``MemoryGateway`` and hands tools a ``ToolDeps``.
 """
 
 from __future__ import annotations
@@ -40,15 +40,58 @@ class StateGateway(Protocol):
         ...
 
 
+class MemoryUnavailable(Exception):
+    """A memory tool the run cannot use: no end user for a ``user`` scope, a refused write (too large,
+    the tenant's item limit). ``message`` is for the model."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class MemoryGateway(Protocol):
+    """The run's handle on long-term memory, in the namespace the agent's ``memory`` scope names."""
+
+    @property
+    def namespace(self) -> str | None:
+        """``users/<user>``, ``agents/<agent>`` or ``tenant``; ``None``: this run has no such scope."""
+        ...
+
+    async def remember(self, text: str, key: str | None) -> str:
+        """Store ``text`` under ``key`` (a key made from the text when ``None``); returns the key.
+
+        Raises:
+            MemoryUnavailable: nothing was stored.
+        """
+        ...
+
+    async def recall(self, query: str, limit: int) -> list[dict[str, Any]]:
+        """The best items for ``query``: ``[{"key", "text", "score"}]``, best first.
+
+        Raises:
+            MemoryUnavailable: no namespace.
+        """
+        ...
+
+    async def forget(self, key: str) -> bool:
+        """Delete the item ``key``; ``False`` when there was none.
+
+        Raises:
+            MemoryUnavailable: no namespace.
+        """
+        ...
+
+
 @dataclass
 class ToolDeps:
-    """``ctx.deps`` of every run: identity of the run and its shared state."""
+    """``ctx.deps`` of every run: identity of the run, its shared state and (if any) its memory."""
 
     tenant_slug: str
     agent_slug: str
     thread_id: str
     run_id: str
     state_gateway: StateGateway
+    memory: MemoryGateway | None = None  # the agent's long-term memory (agents with ``memory`` only)
 
     @property
     def state(self) -> MutableMapping[str, Any]:

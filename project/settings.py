@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -170,7 +171,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Channels ---------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
-    CHANNEL_LAYERS = {
+    CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             # A dead Redis host must not hang a connect: the hub degrades and retries (events.hub).
@@ -272,9 +273,31 @@ LOGGING = {
         },
         "json": {"()": "agui_app.logs.JsonFormatter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": AGUI_LOG_FORMAT}},
+    # No query string, header or body in any line: the filter cleans what Django and the servers log.
+    "filters": {"request_data": {"()": "agui_app.logs.RequestDataFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": AGUI_LOG_FORMAT,
+            "filters": ["request_data"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        # Django's and the servers' loggers write through the console handler (and its filter), not
+        # through handlers of their own (Django's defaults and uvicorn's own configuration add some).
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.server": {"handlers": [], "level": "INFO", "propagate": True},
+        "uvicorn": {"handlers": [], "propagate": True},
+        "uvicorn.access": {"handlers": [], "propagate": True},
+        "django.db.backends": {"level": "INFO"},
+        # Their INFO line per request names the URL an outbound call went to (a webhook's may hold
+        # the receiver's token): warnings only.
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+        "httpcore2": {"level": "WARNING"},
+    },
 }
 
 # --- AG-UI Hub --------------------------------------------------------------------------
@@ -349,6 +372,16 @@ AGUI_SKILL_IMPORT_MAX_RATIO = env_int(
 )  # per zip member, uncompressed:compressed
 AGUI_REGISTRY_MAX_BODY_BYTES = env_int("AGUI_REGISTRY_MAX_BODY_BYTES", 1024 * 1024)  # agent/skill JSON
 AGUI_SCHEMA_MAX_BYTES = env_int("AGUI_SCHEMA_MAX_BYTES", 64 * 1024)  # state and output JSON Schemas
+# Long-term memory (docs/design.md §20). A tenant's own limits (admin) win over these defaults.
+AGUI_MEMORY_MAX_ITEMS = env_int("AGUI_MEMORY_MAX_ITEMS", 100_000)  # items per tenant (429 past it)
+AGUI_MEMORY_MAX_ITEM_BYTES = env_int("AGUI_MEMORY_MAX_ITEM_BYTES", 16 * 1024)  # value JSON + text (413)
+AGUI_MEMORY_SEARCH_MAX_LIMIT = env_int("AGUI_MEMORY_SEARCH_MAX_LIMIT", 100)  # results of one search
+# Embeddings for memory search: empty (text search only), "hash" / "hash:<dimensions>" (the offline,
+# deterministic feature-hashing model) or a pydantic-ai embedding model id ("openai:text-embedding-3-small").
+AGUI_EMBEDDING_MODEL = env_str("AGUI_EMBEDDING_MODEL")
+AGUI_MEMORY_TEXT_WEIGHT = env_float("AGUI_MEMORY_TEXT_WEIGHT", 0.5)  # text rank's share of the score
+AGUI_MEMORY_VECTOR_SCAN = env_int("AGUI_MEMORY_VECTOR_SCAN", 500)  # recent items compared without pgvector
+AGUI_MEMORY_EXPIRY_MINUTES = env_int("AGUI_MEMORY_EXPIRY_MINUTES", 60)  # how often expired items are purged
 AGUI_WEBSOCKET_ENABLED = env_bool("AGUI_WEBSOCKET_ENABLED", True)
 # Webhooks and MCP servers may call private, loopback and link-local addresses (off: refused).
 AGUI_OUTBOUND_ALLOW_PRIVATE = env_bool("AGUI_OUTBOUND_ALLOW_PRIVATE", False)

@@ -9,12 +9,12 @@ messages, whose cookie is signed but readable.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -37,10 +37,13 @@ from agui_app.services.webhook_secrets import webhook_secret_rotate
 from capabilities.admin_forms import PrettyJSONField, monospace
 from capabilities.admin_scoping import TenantScopedAdmin, TenantScopedInline, member_tenant_ids
 
+if TYPE_CHECKING:  # django-stubs' name for what ModelAdmin.get_fields returns (stub-only)
+    from django.contrib.admin.options import _FieldGroups
+
 
 class UsageMonthInline(TenantScopedInline):
     model = UsageMonth
-    fields = readonly_fields = ["month", "runs", "requests", "input_tokens", "output_tokens"]
+    fields = readonly_fields = ("month", "runs", "requests", "input_tokens", "output_tokens")
     can_delete = False
     extra = 0
     max_num = 0
@@ -67,6 +70,8 @@ class TenantForm(forms.ModelForm):
             "monthly_token_quota",
             "event_compact_after_days",
             "event_expire_after_days",
+            "memory_max_items",
+            "memory_max_item_bytes",
         ]
 
     def clean_allowed_origins(self) -> list[str]:
@@ -98,7 +103,15 @@ class TenantAdmin(TenantScopedAdmin):
         ("Browsers", {"fields": ["allowed_origins", "tokens_rotated_at"]}),
         (
             "Limits (empty: the service defaults)",
-            {"fields": ["requests_per_minute", "runs_per_minute", "max_active_runs"]},
+            {
+                "fields": [
+                    "requests_per_minute",
+                    "runs_per_minute",
+                    "max_active_runs",
+                    "memory_max_items",
+                    "memory_max_item_bytes",
+                ]
+            },
         ),
         ("Monthly quotas (empty: unlimited)", {"fields": ["monthly_run_quota", "monthly_token_quota"]}),
         (
@@ -183,8 +196,8 @@ class ApiKeyAdmin(TenantScopedAdmin):
     created_fields = ["tenant", "name", "scope", "expires_at"]
     shown_fields = ["prefix", "created_at", "last_used_at", "revoked_at", "replaced_by"]
 
-    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
-        return self.created_fields if obj is None else [*self.created_fields, *self.shown_fields]
+    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> _FieldGroups:
+        return [*self.created_fields] if obj is None else [*self.created_fields, *self.shown_fields]
 
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         return [] if obj is None else ["tenant", "scope", *self.shown_fields]
@@ -201,7 +214,7 @@ class ApiKeyAdmin(TenantScopedAdmin):
                 initial["tenant"] = tenants[0]
         return initial
 
-    def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
         return request.user.is_superuser and super().has_delete_permission(request, obj)
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: forms.ModelForm, change: bool) -> None:
@@ -212,7 +225,7 @@ class ApiKeyAdmin(TenantScopedAdmin):
         obj.pk = ApiKey.objects.only("pk").get(prefix=ApiKey.prefix_of(raw)).pk
         obj.refresh_from_db()
         obj._state.adding = False
-        request._agui_new_keys = [(obj, raw)]  # type: ignore[attr-defined]  (for response_add, in memory only)
+        request._agui_new_keys = [(obj, raw)]  # type: ignore[attr-defined]  # for response_add, in memory only
 
     def response_add(
         self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None

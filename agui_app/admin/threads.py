@@ -41,7 +41,7 @@ def pretty_json(value: Any) -> str:
 
 class RunInline(TenantScopedInline):
     model = Run
-    fields = readonly_fields = ["run_id", "status", "started_at", "finished_at", "error"]
+    fields = readonly_fields = ("run_id", "status", "started_at", "finished_at", "error")
     ordering = ["-started_at", "-id"]
     can_delete = False
 
@@ -49,7 +49,7 @@ class RunInline(TenantScopedInline):
 class LoadedCapabilityInline(TenantScopedInline):
     model = LoadedCapability
     verbose_name_plural = "loaded capabilities"
-    fields = readonly_fields = ["capability_id", "skill_version", "run", "loaded_at"]
+    fields = readonly_fields = ("capability_id", "skill_version", "run", "loaded_at")
     can_delete = False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[LoadedCapability]:
@@ -98,7 +98,9 @@ class ThreadAdmin(TenantScopedAdmin):
         ("Messages", {"fields": ["message_list"]}),
     ]
     # Read-only: every field shown (the state is replaced through its own form, via the service).
-    readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
+    readonly_fields = [
+        field for _, options in fieldsets for field in options["fields"] if isinstance(field, str)
+    ]
 
     def has_state_permission(self, request: HttpRequest, thread: Thread) -> bool:
         """Members of the thread's tenant (and superusers) may replace its state."""

@@ -1,6 +1,7 @@
 """How agents talk: tenants and keys, threads, runs, the event log, shared state, conversations."""
 
 from agui_app.models.conversations import ConversationEntry, ConversationRecord
+from agui_app.models.memory import MemoryItem, MemoryNamespace
 from agui_app.models.runs import ClientAttachment, Event, OnDisconnect, Run, RunStatus
 from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
@@ -16,6 +17,8 @@ __all__ = [
     "KeyScope",
     "LoadedCapability",
     "Membership",
+    "MemoryItem",
+    "MemoryNamespace",
     "OnDisconnect",
     "Run",
     "RunStatus",

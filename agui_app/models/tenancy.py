@@ -70,6 +70,12 @@ class Tenant(models.Model):
         blank=True,
         help_text="Days after a run ends before all its events are deleted (empty: default; 0: never).",
     )
+    memory_max_items = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Long-term memory items the tenant may keep (empty: default)."
+    )
+    memory_max_item_bytes = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Bytes of one memory item, value JSON + text (empty: default)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -47,6 +47,7 @@ from agui_app.events.shape import (
 from agui_app.models import RunStatus, Tenant
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
+from agui_app.runtime.memory import run_memory  # memory (§20)
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
 from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
@@ -181,6 +182,7 @@ class RunExecution:
             thread_id=self.thread.thread_id,
             run_id=self.run.run_id,
             state_gateway=gateway,
+            memory=run_memory(self.agent, self.tenant, self.thread),  # memory (§20)
         )
         return adapter.run_stream(
             deps=deps,

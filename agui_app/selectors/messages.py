@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ag_ui.core import AssistantMessage, Message, ToolMessage, UserMessage
+from ag_ui.core import ActivityMessage, AssistantMessage, Message, ToolMessage, UserMessage
 from pydantic_ai.messages import ModelMessage, ToolCallPart
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
@@ -50,7 +50,7 @@ def dump(message: ModelMessage, *, reasoning: bool = True) -> list[Message]:
         ):
             item.encrypted_value = None
         if not reasoning:
-            if getattr(item, "encrypted_value", None) is not None:
+            if not isinstance(item, ActivityMessage) and item.encrypted_value is not None:  # it has none
                 item.encrypted_value = None
             for call in getattr(item, "tool_calls", None) or []:
                 call.encrypted_value = None

@@ -16,7 +16,7 @@ from agui_app.events.shape import TOOL_CALL_AUDIT, TOOL_CALL_DECISION
 from agui_app.models import Event, Thread
 
 TYPES = ("TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_RESULT", "RUN_FINISHED", "CUSTOM")
-DENIED = {"denied": "denied", "cancelled": "cancelled"}
+DENIED: dict[str | None, str] = {"denied": "denied", "cancelled": "cancelled"}  # by decision
 
 
 def thread_tool_calls(thread: Thread) -> list[dict[str, Any]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard, get_args
 
 from django.db.models import Count, F, Sum
 from django.db.models.functions import TruncDate
@@ -16,6 +16,10 @@ GROUPS: dict[str, Any] = {
     "user": F("thread__user"),
     "day": TruncDate("started_at", tzinfo=UTC),
 }
+
+
+def is_group_by(value: str) -> TypeGuard[GroupBy]:
+    return value in get_args(GroupBy)
 
 
 def usage_report(

@@ -110,6 +110,7 @@ def private_state_apply(*, thread_pk: uuid.UUID, ops: list[dict[str, Any]]) -> d
             private = apply_patch_in_place(thread.private_state or {}, validated)
         except PatchError as exc:
             raise Unprocessable(str(exc), code="patch_not_applicable", details=exc.as_details()) from exc
+        assert isinstance(private, dict)  # still an object: split_ops lets no patch of the root through
         properties = (thread.agent.state_schema or {}).get("properties") or {}
         for key in {top_key(op["path"]) for op in validated}:
             if key in private and isinstance(properties.get(key), dict):

@@ -33,6 +33,7 @@ def rate_limit_hit(*, bucket: str, credential: str, limit: int, window: int = WI
     base = f"rl:{bucket}:{credential}"
     now = time.time()
     started = cache.get_or_set(f"{base}:start", now, timeout=window)
+    assert started is not None  # the cached start, or the default (now) when none is cached
     counter = f"{base}:{started!r}"
     cache.add(counter, 0, timeout=window + 1)
     try:

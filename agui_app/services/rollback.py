@@ -65,14 +65,16 @@ def run_rollback(*, run_pk: int) -> bool:
 def state_without_run(thread: Thread, run: Run) -> dict[str, Any]:
     """The state rebuilt from its revisions: all up to the run's start, then the later ones that
     neither the run nor its own input made (skipping those that no longer apply)."""
+    before = run.state_version_before
+    assert before is not None  # run_rollback leaves a run without a recorded start alone
     state: Any = {}
     revisions = StateRevision.objects.filter(thread=thread).order_by("version")
     for revision in revisions:
-        if revision.version > run.state_version_before and revision.run_id == run.pk:
+        if revision.version > before and revision.run_id == run.pk:
             continue
         try:
             state = apply_patch_in_place(state, validate_patch(revision.patch))
         except PatchError:
-            if revision.version <= run.state_version_before:
+            if revision.version <= before:
                 raise
     return state if isinstance(state, dict) else {}

@@ -28,7 +28,7 @@ def secrets_reencrypt() -> Reencrypted:
     values, unreadable = 0, []
     for model, fields in FIELDS.items():
         with transaction.atomic():
-            for row in model.objects.select_for_update().only("pk", *fields):
+            for row in model._default_manager.select_for_update().only("pk", *fields):
                 changed = []
                 for name in fields:
                     try:

@@ -141,4 +141,6 @@ def tenant_limits(tenant: Tenant) -> dict[str, int]:
         "requestsPerMinute": own(tenant.requests_per_minute, settings.AGUI_REQUESTS_PER_MINUTE),
         "runsPerMinute": own(tenant.runs_per_minute, settings.AGUI_RUNS_PER_MINUTE),
         "maxActiveRuns": own(tenant.max_active_runs, settings.AGUI_TENANT_MAX_ACTIVE_RUNS),
+        "memoryItems": own(tenant.memory_max_items, settings.AGUI_MEMORY_MAX_ITEMS),
+        "memoryItemBytes": own(tenant.memory_max_item_bytes, settings.AGUI_MEMORY_MAX_ITEM_BYTES),
     }

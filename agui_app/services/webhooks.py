@@ -20,7 +20,7 @@ from agui_app.models import DeliveryStatus, Run, RunStatus, Thread, WebhookDeliv
 from agui_app.services.webhook_jobs import enqueue_delivery
 
 logger = logging.getLogger(__name__)
-EVENT_TYPES = {
+EVENT_TYPES: dict[str, str] = {
     RunStatus.SUCCEEDED: "run.succeeded",
     RunStatus.FAILED: "run.failed",
     RunStatus.CANCELLED: "run.cancelled",
@@ -31,7 +31,7 @@ EVENT_TYPES = {
 def event_type(status: str, outcome: dict[str, Any] | None) -> str:
     if status == RunStatus.SUCCEEDED and (outcome or {}).get("type") == "interrupt":
         return "run.paused"  # an approval interrupt paused it: a human decides, then it resumes
-    return EVENT_TYPES.get(status, f"run.{status}")  # type: ignore[call-overload]
+    return EVENT_TYPES.get(status, f"run.{status}")
 
 
 def run_webhook_url(run_input: RunAgentInput) -> str:
@@ -59,7 +59,7 @@ def run_ended_delivery(*, run: Run, thread: Thread, state_version: int) -> Webho
     url = run.webhook_url or thread.agent.webhook_url
     if not url or run.status == RunStatus.RUNNING:
         return None
-    payload = {
+    payload: dict[str, Any] = {
         "type": event_type(run.status, run.outcome),
         "threadId": thread.thread_id,
         "runId": run.run_id,

@@ -134,7 +134,7 @@ class PatchMeter:
             self._too_deep(op)
         grows = self._measure(value, op) + (len(orjson.dumps(parts[-1])) + 2 if parts else 0)
         if not parts:
-            old = root  # the whole document is replaced
+            old: object = root  # the whole document is replaced
         elif kind == "replace" or type(_resolve(root, parts[:-1])) is dict:
             old = _resolve(root, parts)  # an existing member is overwritten
         else:

@@ -43,8 +43,8 @@ class CowDocument:
             TypeError: if ``root`` is not a dict or is not strict JSON (``NotJSONError``).
         """
         self._lock = threading.RLock()
-        self._baseline: dict[str, Any] = _clone_root(root)
-        self._root: dict[str, Any] = self._baseline
+        self._baseline: dict[str, JSON] = _clone_root(root)
+        self._root: dict[str, JSON] = self._baseline
         # Containers copied since the last commit, which may be written in place. Keyed by id, holding
         # the object so that its id cannot be reused by another container while it is registered.
         self._owned: dict[int, object] = {}
@@ -150,7 +150,7 @@ class CowDocument:
     def to_plain(self) -> dict[str, JSON]:
         """A deep copy of the current root, sharing nothing with the document."""
         with self._lock:
-            return plain_copy(self._root)  # type: ignore[return-value]
+            return plain_copy(self._root)
 
     # --- internals used by the proxies ---------------------------------------------------------------
 
@@ -224,4 +224,4 @@ class CowDocument:
 def _clone_root(root: object) -> dict[str, Any]:
     if type(root) is not dict:
         raise TypeError(f"a state document must be a JSON object, not {type(root).__name__}")
-    return clone_json(root)  # type: ignore[return-value]
+    return clone_json(root)

@@ -141,7 +141,7 @@ def validate_patch(ops: object) -> list[Op]:
         try:
             checked = _check_op(raw)
             # canonical member order: op, path, from, value
-            op = {name: checked[name] for name in ("op", "path", "from") if name in checked}
+            op: Op = {name: checked[name] for name in ("op", "path", "from") if name in checked}
             if "value" in checked:
                 op["value"] = clone_json(checked["value"])
         except (_Conflict, NotJSONError) as exc:
@@ -311,7 +311,7 @@ def apply_patch_in_place(
             op)`` (a ``budget.PatchMeter``) runs before each op; what it raises rolls back likewise.
     """
     undo: list[Callable[[], object]] = []
-    root: Any = doc
+    root: JSON = doc
     for index, raw in enumerate(ops):
         try:
             op = _check_op(raw)

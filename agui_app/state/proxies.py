@@ -74,7 +74,7 @@ class Proxy:
     def __eq__(self, other: object) -> bool:
         return bool(self._node() == _unwrap(other))
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like dict and list; object declares a method
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({format_pointer(self._path)!r}, {self._node()!r})"
@@ -175,7 +175,7 @@ class ListProxy(Proxy, MutableSequence[Any]):
             raise IndexError("list index out of range")
         return position
 
-    def __getitem__(self, index: int | slice) -> Any:  # type: ignore[override]
+    def __getitem__(self, index: int | slice) -> Any:
         with self._doc._lock:
             node = self._node()
             if isinstance(index, slice):
@@ -183,7 +183,7 @@ class ListProxy(Proxy, MutableSequence[Any]):
             position = self._position(index, len(node))
             return self._doc._wrap((*self._path, position), node[position])
 
-    def __setitem__(self, index: int | slice, value: Any) -> None:  # type: ignore[override]
+    def __setitem__(self, index: int | slice, value: Any) -> None:
         if isinstance(index, slice):
             self._put(value, lambda node, stored: node.__setitem__(index, stored))
         else:
@@ -191,7 +191,7 @@ class ListProxy(Proxy, MutableSequence[Any]):
                 [value], lambda node, stored: node.__setitem__(self._position(index, len(node)), stored[0])
             )
 
-    def __delitem__(self, index: int | slice) -> None:  # type: ignore[override]
+    def __delitem__(self, index: int | slice) -> None:
         with self._doc._lock:
             if not isinstance(index, slice):
                 index = self._position(index, len(self._node()))
@@ -202,7 +202,8 @@ class ListProxy(Proxy, MutableSequence[Any]):
         return (self._doc._wrap((*self._path, position), item) for position, item in enumerate(items))
 
     def __reversed__(self) -> Iterator[Any]:
-        return reversed(list(self))
+        snapshot: list[Any] = list(self)
+        return iter(snapshot[::-1])  # reversed(list[Any]) is inferred as Any (overloads tie on Any)
 
     def __contains__(self, value: object) -> bool:
         return _unwrap(value) in self._node()
@@ -229,11 +230,12 @@ class ListProxy(Proxy, MutableSequence[Any]):
             self._write(lambda node: node.pop(position))
 
     def index(self, value: object, start: int = 0, stop: int | None = None) -> int:
-        node = self._node()
+        node: list[Any] = self._node()
         return node.index(_unwrap(value), start, len(node) if stop is None else stop)
 
     def count(self, value: object) -> int:
-        return self._node().count(_unwrap(value))
+        node: list[Any] = self._node()
+        return node.count(_unwrap(value))
 
     def clear(self) -> None:
         self._write(lambda node: node.clear())

@@ -11,7 +11,7 @@ finite floats, integers orjson can encode (64-bit), strings without lone surroga
 from __future__ import annotations
 
 from math import isfinite
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, overload
 
 import orjson
 
@@ -83,6 +83,12 @@ def _check_scalar(value: Any, trail: _Trail) -> None:
         raise NotJSONError(f"{kind.__name__}{_where(trail)} is not a JSON value")
 
 
+@overload
+def clone_json(value: dict[str, Any]) -> dict[str, JSON]: ...
+@overload
+def clone_json(value: list[Any]) -> list[JSON]: ...
+@overload
+def clone_json(value: object) -> JSON: ...
 def clone_json(value: Any) -> JSON:
     """Returns a deep copy of ``value`` after checking that it is strict JSON (see the module doc).
 
@@ -95,8 +101,9 @@ def clone_json(value: Any) -> JSON:
     kind = type(value)
     if kind is not dict and kind is not list:
         _check_scalar(value, None)
-        return value
-    top: Any = {} if kind is dict else []
+        scalar: JSON = value  # a strict JSON scalar: _check_scalar raised otherwise
+        return scalar
+    top: dict[str, JSON] | list[JSON] = {} if kind is dict else []
     stack: list[tuple[Any, Any, _Trail, int]] = [(value, top, None, 1)]
     while stack:
         src, dst, trail, depth = stack.pop()
@@ -165,6 +172,12 @@ def json_equal(first: JSON, second: JSON) -> bool:
     return True
 
 
+@overload
+def plain_copy(value: dict[str, JSON]) -> dict[str, JSON]: ...
+@overload
+def plain_copy(value: list[JSON]) -> list[JSON]: ...
+@overload
+def plain_copy(value: JSON) -> JSON: ...
 def plain_copy(value: JSON) -> JSON:
     """Deep-copies a value already known to be strict JSON, with an orjson round trip (fast, exact).
 
@@ -172,5 +185,6 @@ def plain_copy(value: JSON) -> JSON:
         TypeError: (orjson's) if the value is nested deeper than orjson allows.
     """
     if type(value) is dict or type(value) is list:
-        return orjson.loads(orjson.dumps(value))
+        copied: JSON = orjson.loads(orjson.dumps(value))
+        return copied
     return value

@@ -131,7 +131,7 @@ def check_run_input_bounds(run_input: RunAgentInput, body: bytes, *, field_prefi
         problems.append(("protocolVersion", "at most 16 characters"))
     if len(run_input.messages) > settings.AGUI_RUN_MAX_MESSAGES:
         problems.append(("messages", f"at most {settings.AGUI_RUN_MAX_MESSAGES} messages"))
-    if len(run_input.tools) > settings.AGUI_RUN_MAX_TOOLS:
+    if len(run_input.tools or ()) > settings.AGUI_RUN_MAX_TOOLS:  # [] by now (run_input_from_json)
         problems.append(("tools", f"at most {settings.AGUI_RUN_MAX_TOOLS} tools"))
     for index, message in enumerate(run_input.messages):
         if len(message.id) > 128:

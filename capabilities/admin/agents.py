@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.db.models import Count, QuerySet
@@ -17,6 +18,10 @@ from capabilities.availability import offer
 from capabilities.discovery import capabilities_document
 from capabilities.models import Agent, AgentSkill
 from capabilities.selectors import agent_for_tenant
+
+if TYPE_CHECKING:  # django-stubs' names for the shapes admin options take (stub-only)
+    from django.contrib.admin.options import _FieldOpts, _FieldsetSpec
+    from django.utils.functional import _StrOrPromise
 
 
 class AgentSkillInline(TenantScopedInline):
@@ -40,34 +45,21 @@ class AgentAdmin(TenantScopedAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Agent]:
         return super().get_queryset(request).annotate(skills_total=Count("agent_skills"))
 
-    def get_list_display(self, request: HttpRequest) -> list[str]:
+    def get_list_display(self, request: HttpRequest) -> list[str | Callable[[Any], str | bool]]:
         columns = list(super().get_list_display(request))
         return [*columns, "tenant"] if shows_several_tenants(request) else columns
 
-    def get_fieldsets(
-        self, request: HttpRequest, obj: Agent | None = None
-    ) -> list[tuple[Any, dict[str, Any]]]:
-        fieldsets: list[tuple[Any, dict[str, Any]]] = [
-            (
-                None,
-                {
-                    "fields": [
-                        "tenant",
-                        "slug",
-                        "name",
-                        "description",
-                        "model",
-                        "fallback_models",
-                        "instructions",
-                    ]
-                },
-            ),
+    def get_fieldsets(self, request: HttpRequest, obj: Agent | None = None) -> _FieldsetSpec:
+        main = ["tenant", "slug", "name", "description", "model", "fallback_models", "instructions"]
+        fieldsets: list[tuple[_StrOrPromise | None, _FieldOpts]] = [
+            (None, {"fields": main}),
             ("Limits", {"fields": ["max_iterations", "max_execution_seconds", "parallel_tool_calls"]}),
             (
                 "Shared state, output and capabilities",
                 {"fields": ["state_schema", "predict_state", "output_schema", "declared_capabilities"]},
             ),
             ("Run control", {"fields": ["on_disconnect", "webhook_url"]}),
+            ("Long-term memory", {"fields": ["memory"]}),
         ]
         if obj is not None:
             fieldsets.insert(1, ("Skills left out of runs", {"fields": ["skipped_skills"]}))

@@ -6,10 +6,10 @@ import difflib
 import io
 import json
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
@@ -37,6 +37,9 @@ from capabilities.services.skills import (
     skill_set_enabled,
 )
 from capabilities.tools.registry import registry
+
+if TYPE_CHECKING:  # django-stubs' names for the shapes admin options take (stub-only)
+    from django.contrib.admin.options import _FieldsetSpec
 
 VERSIONS_PER_PAGE = 20
 # skill pk → problems, computed once per changelist request (display callables get no request).
@@ -88,13 +91,11 @@ class SkillAdmin(TenantScopedAdmin):
         "gates",
     ]
 
-    def get_list_display(self, request: HttpRequest) -> list[str]:
+    def get_list_display(self, request: HttpRequest) -> list[str | Callable[[Any], str | bool]]:
         columns = list(super().get_list_display(request))
         return [*columns, "tenant"] if shows_several_tenants(request) else columns
 
-    def get_fieldsets(
-        self, request: HttpRequest, obj: Skill | None = None
-    ) -> list[tuple[Any, dict[str, Any]]]:
+    def get_fieldsets(self, request: HttpRequest, obj: Skill | None = None) -> _FieldsetSpec:
         if obj is None:
             return [(None, {"fields": ["tenant", "source", "note", "enabled"]})]
         return [
@@ -141,7 +142,7 @@ class SkillAdmin(TenantScopedAdmin):
         obj.refresh_from_db()
         obj._state.adding = False
         if saved.changed:
-            messages.info(request, f"Saved {skill.skill_id} as version {skill.current_version.number}.")
+            messages.info(request, f"Saved {skill.skill_id} as version {saved.version}.")
         elif change:
             messages.info(request, f"The source of {skill.skill_id} did not change: no new version.")
 
@@ -284,7 +285,7 @@ class SkillAdmin(TenantScopedAdmin):
             messages.error(request, f"Version {number} cannot be restored: {problems}")
         else:
             if saved.changed:
-                new = saved.skill.current_version.number
+                new = saved.version
                 messages.success(request, f"Restored version {number} as version {new}.")
             else:
                 messages.info(request, f"Version {number} is already the current source: nothing to do.")
@@ -310,10 +311,7 @@ class SkillAdmin(TenantScopedAdmin):
                 errors = exc.errors
                 messages.error(request, f"Nothing was imported: {len(errors)} problem(s) in the files.")
             else:
-                results = [
-                    {"skill": s.skill, "changed": s.changed, "version": s.skill.current_version.number}
-                    for s in saved
-                ]
+                results = [{"skill": s.skill, "changed": s.changed, "version": s.version} for s in saved]
                 imported = sum(r["changed"] for r in results)
                 messages.success(
                     request, f"Imported {imported} skill version(s); {len(results) - imported} unchanged."

@@ -2,7 +2,9 @@
 
 The rules are the admin form's (``capabilities.admin_forms.AgentForm`` calls the same checks): a model
 and fallback models the tenant can run (``capabilities.models_catalog.check_model_id``: a provider
-pydantic-ai knows, or one of the tenant's model credentials, or ``demo``), JSON Schemas checked (``capabilities.schemas``), declared capabilities validated against the AG-UI model and
+pydantic-ai knows — ``capabilities.llm.model_id_problem`` —, one of the tenant's model credentials, or
+``demo``), JSON Schemas checked (``capabilities.schemas``), declared capabilities validated against the
+AG-UI model and
 held to what the runtime does for this agent (``capabilities.declarations``), skills of the same
 tenant with no two exposing one tool name (``capabilities.conflicts``). A refused write saves nothing
 and names every failing field (``AgentRejected``).
@@ -18,6 +20,7 @@ from django.db import transaction
 
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
+from capabilities.memory import check_memory
 from capabilities.models import Agent, AgentSkill, OnDisconnect, Skill
 from capabilities.models_catalog import check_fallback_models, check_model_id
 from capabilities.outbound import OutboundRefused, validate_outbound_url
@@ -41,6 +44,7 @@ AGENT_FIELDS = (
     "declared_capabilities",
     "webhook_url",
     "on_disconnect",
+    "memory",
 )
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 MAX_ITERATIONS = 1000
@@ -85,6 +89,11 @@ def check_fields(
             clean["predict_state"] = predict_state_entries(fields["predict_state"] or [])
         except ValueError as exc:
             errors["predict_state"] = [str(exc)]
+    if "memory" in fields:
+        try:
+            clean["memory"] = check_memory(fields["memory"])
+        except ValueError as exc:
+            errors["memory"] = [str(exc)]
     if "max_iterations" in fields and not 1 <= int(fields["max_iterations"]) <= MAX_ITERATIONS:
         errors["max_iterations"] = [f"must be between 1 and {MAX_ITERATIONS}"]
     if (

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from capabilities.bundles import member_name_problem
 from capabilities.conflicts import ToolConflict, builtin_names, conflicts_if_skills_change
 from capabilities.models import Agent, AgentSkill, Skill, SkillVersion
 from capabilities.skills import (
@@ -46,6 +47,13 @@ class SkillRejected(ValueError):
 class SavedSkill:
     skill: Skill
     changed: bool
+
+    @property
+    def version(self) -> int:
+        """The number of the skill's current version (a saved skill always has one)."""
+        current = self.skill.current_version
+        assert current is not None  # skill_save sets it with the skill; versions go only with it
+        return current.number
 
 
 def parse(source: str) -> SkillSpec:
@@ -97,7 +105,7 @@ def refuse_conflicts(conflicts: list[ToolConflict], sources: Mapping[str, tuple[
     errors = []
     for conflict in conflicts:
         culprit = conflict.skill if conflict.skill in sources else conflict.other
-        filename, source = sources[culprit] if culprit in sources else (None, "")
+        filename, source = sources[culprit] if culprit is not None and culprit in sources else (None, "")
         errors.append(conflict_error(conflict, source, filename))
     raise SkillRejected(errors)
 
@@ -199,9 +207,17 @@ def skill_import_bundle(
     replacing the ones it had (``capabilities.skills.agent_skills``).
 
     Raises:
-        SkillRejected: listing every failing file, line and field, a duplicate id across files, or a
+        SkillRejected: listing every failing file, line and field, a duplicate id across files, a
+            file name that is not a plain relative path (``bundles.member_name_problem``), or a
             tool-name conflict the bundle would create in any agent (``agent`` included).
     """
+    unsafe = [
+        SkillParseError(f"not a plain relative path ({problem})", filename=name)
+        for name in [*files, *(resources or {})]
+        if (problem := member_name_problem(name)) is not None
+    ]
+    if unsafe:  # what the zip reader refuses, whoever hands the names in
+        raise SkillRejected(unsafe)
     files, owned = split_bundle(files, resources or {})
     files = {name: to_skill_source(text) if is_agent_skill(name) else text for name, text in files.items()}
     too_big = [

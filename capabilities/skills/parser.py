@@ -48,7 +48,7 @@ class _Loader(yaml.SafeLoader):
         """Refuses anchors and aliases — frontmatter never needs them, and each alias of an alias
         multiplies what the document expands to ("billion laughs") — and nesting past ``MAX_YAML_DEPTH``
         (PyYAML composes recursively)."""
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]  # types-PyYAML leaves it unannotated
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise yaml.composer.ComposerError(
                 None, None, "anchors (&name) and aliases (*name) are not allowed", event.start_mark
@@ -219,11 +219,14 @@ def _parse(
 
     refused = {error.field for error in errors}
     tools = spec.tools if spec is not None else _tool_names(fields.get("tools"))
-    for index, name in enumerate(tools if known_tools is not None and "tools" not in refused else ()):
-        if name not in known_tools:
-            known = ", ".join(sorted(known_tools)) or "none"
-            message = f"unknown tool {name!r}{suggest(name, known_tools)}; registered tools: {known}"
-            errors.append(SkillParseError(message, field="tools", line=_line(positions, ("tools", index))))
+    if known_tools is not None and "tools" not in refused:
+        for index, name in enumerate(tools):
+            if name not in known_tools:
+                known = ", ".join(sorted(known_tools)) or "none"
+                message = f"unknown tool {name!r}{suggest(name, known_tools)}; registered tools: {known}"
+                errors.append(
+                    SkillParseError(message, field="tools", line=_line(positions, ("tools", index)))
+                )
     instructions = spec.instructions if spec is not None else strip_blank_lines(body)
     if max_body_chars is not None and len(instructions) > max_body_chars:
         message = f"the body is {len(instructions)} characters long; the limit is {max_body_chars}"

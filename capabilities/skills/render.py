@@ -41,8 +41,9 @@ def render_skill(spec: SkillSpec) -> str:
     if spec.predict_state:
         data["predict_state"] = spec.predict_state
     data.update({key: getattr(spec, key) for key in GATE_KEYS if getattr(spec, key)})
-    options = {"sort_keys": False, "allow_unicode": True, "default_flow_style": None, "width": NO_WRAP}
-    frontmatter = yaml.dump(data, Dumper=_Dumper, **options)
+    frontmatter = yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=None, width=NO_WRAP
+    )
     body = f"{spec.instructions}\n" if spec.instructions else ""
     return f"{DELIMITER}\n{frontmatter}{DELIMITER}\n{body}"
 

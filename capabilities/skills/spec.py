@@ -22,7 +22,7 @@ SKILL_ID_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
 TOOL_NAME_PATTERN = r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$"
 MAX_DESCRIPTION_CHARS = 300
 # Ids that would read as the registry API's own paths (``/api/v1/skills/validate`` …).
-RESERVED_SKILL_IDS = frozenset({"validate", "import", "export"})
+RESERVED_SKILL_IDS = frozenset({"validate", "import", "export", "memory"})
 DELIMITER = "---"
 # Gates and hooks (capabilities.gates): tools that bounce until this skill is loaded, and capability
 # ids whose joint activity with this skill needs approval of every tool call, or a warning.
@@ -130,7 +130,8 @@ def describe(value: Any) -> str:
         return f"the boolean {str(value).lower()}"
     if isinstance(value, int | float):
         return f"the number {value}"
-    return {list: "a list", dict: "a mapping", str: "a string"}.get(type(value), f"a {type(value).__name__}")
+    kinds: dict[type, str] = {list: "a list", dict: "a mapping", str: "a string"}
+    return kinds.get(type(value), f"a {type(value).__name__}")
 
 
 def suggest(name: Any, choices: Iterable[str]) -> str:
@@ -249,12 +250,16 @@ class SkillSpec(BaseModel):
     @field_validator("id", mode="before")
     @classmethod
     def _check_id(cls, value: Any) -> str:
-        if not re.fullmatch(SKILL_ID_PATTERN, _string(value)):
+        skill_id = _string(value)
+        if not re.fullmatch(SKILL_ID_PATTERN, skill_id):
             raise ValueError(f"must match {SKILL_ID_PATTERN}, got {value!r}")
-        if value in RESERVED_SKILL_IDS:
+        if skill_id in RESERVED_SKILL_IDS:
             reserved = ", ".join(sorted(RESERVED_SKILL_IDS))
-            raise ValueError(f"{value!r} is reserved (the ids {reserved} name API paths); choose another")
-        return value
+            raise ValueError(
+                f"{value!r} is reserved (the ids {reserved} name API paths or built-in capabilities); "
+                "choose another"
+            )
+        return skill_id
 
     @field_validator("description", mode="before")
     @classmethod
@@ -320,7 +325,8 @@ class SkillSpec(BaseModel):
                 hint, known = suggest(key, MODEL_SETTINGS_KEYS), ", ".join(sorted(MODEL_SETTINGS_KEYS))
                 raise FieldError(f"unknown setting {key!r}{hint}; known: {known}", key)
         try:  # stored in a JSONField and sent to providers: no dates, sets, NaN; tuples become lists
-            return json.loads(json.dumps(value, allow_nan=False))
+            settings: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False))
+            return settings
         except (TypeError, ValueError) as exc:
             raise ValueError(f"values must be plain JSON: {exc}") from exc
 

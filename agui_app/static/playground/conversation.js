@@ -55,6 +55,9 @@ export function auditStatus(event) {
   return null;
 }
 
+// The built-in memory capability's tools (docs/design.md §20): shown as memory reads and writes.
+const MEMORY_TOOLS = { recall: "memory read", remember: "memory write", forget: "memory write" };
+
 export class Conversation {
   constructor(list) {
     this.list = list;
@@ -109,10 +112,11 @@ export class Conversation {
       const args = h("pre.code", {});
       const result = h("pre.code.result", { hidden: true });
       const status = h("span.chip.tool-status", { dataset: { tone: "running" } }, "calling");
+      const memory = MEMORY_TOOLS[name];
       const node = h(
-        "li.tool", { dataset: { toolCallId: id, tool: name, status: "calling" } },
+        memory ? "li.tool.memory" : "li.tool", { dataset: { toolCallId: id, tool: name, status: "calling" } },
         h("details", { open: true },
-          h("summary", {}, h("span.tool-name", {}, name), status),
+          h("summary", {}, h("span.tool-name", {}, name), memory ? h("span.chip.memory-chip", {}, memory) : null, status),
           h("div.tool-label", {}, "arguments"), args,
           h("div.tool-label.result-label", { hidden: true }, "result"), result),
       );

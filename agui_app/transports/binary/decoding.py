@@ -153,7 +153,7 @@ def _sub(f: Field, buf: bytes, spans: list[tuple[int, int]]) -> Any:
         return read_value(buf, spans[0])
     if f.kind is Kind.STRUCT:
         return read_struct(buf, spans[0])
-    return _read(MESSAGES[f.message], buf, spans[0])  # type: ignore[index]
+    return _read(MESSAGES[f.message], buf, spans[0])  # type: ignore[index]  # a MESSAGE field names its message
 
 
 _ARM_TYPES = {f.key: f.name.upper() for f in ENVELOPE.fields}

@@ -60,16 +60,16 @@ def encode(event: Obj) -> bytes:
     """
     kind = event.get("type")
     try:
-        flat = _FLAT.get(kind)  # type: ignore[arg-type]
+        flat = _FLAT.get(kind)  # type: ignore[arg-type]  # maybe no str: it misses or raises, refused below
         if flat is not None and (message := _flat(flat, event)) is not None:
             return message
-        arm = arm_for(kind)  # type: ignore[arg-type]
+        arm = arm_for(kind)  # type: ignore[arg-type]  # maybe no str: it misses or raises, refused below
     except (KeyError, TypeError):
         raise EncodeError(f"{kind!r} is not an AG-UI event type") from None
     try:
-        shape = TO_WIRE_EVENT.get(kind)  # type: ignore[arg-type]
-        body = _base_event(_TYPE_BYTES[kind], event) + _fields(  # type: ignore[index]
-            _EVENT_FIELDS[kind],  # type: ignore[index]
+        shape = TO_WIRE_EVENT.get(kind)  # type: ignore[arg-type]  # a str by now: arm_for found it
+        body = _base_event(_TYPE_BYTES[kind], event) + _fields(
+            _EVENT_FIELDS[kind],
             shape(event) if shape else event,
         )
     except UnicodeEncodeError:
@@ -200,7 +200,7 @@ def _writer(f: Field) -> Writer:
         Kind.BOOL: lambda: _boolean(f.key),
         Kind.VALUE: lambda: _json_value,
         Kind.STRUCT: lambda: _json_object,
-        Kind.MESSAGE: lambda: _sub_message(f.key, f.message),  # type: ignore[arg-type]
+        Kind.MESSAGE: lambda: _sub_message(f.key, f.message),  # type: ignore[arg-type]  # a MESSAGE field names its message
     }[f.kind]()
     mode = (
         (_REPEATED if f.repeated else 0)
@@ -287,11 +287,11 @@ def _flat(flat: Flat, event: Obj) -> bytes | None:
 
 
 # Each event message's fields after ``base_event`` (field 1, written from the event's own keys).
-_EVENT_FIELDS = {t: _WRITERS[arm_for(t).message][1:] for t in EVENT_TYPE_NUMBERS}  # type: ignore[index]
+_EVENT_FIELDS = {t: _WRITERS[arm_for(t).message][1:] for t in EVENT_TYPE_NUMBERS}  # type: ignore[index]  # a MESSAGE field names its message
 
 
 def _event_fields(t: str) -> tuple[Field, ...]:
-    return MESSAGES[arm_for(t).message].fields[1:]  # type: ignore[index]
+    return MESSAGES[arm_for(t).message].fields[1:]  # type: ignore[index]  # a MESSAGE field names its message
 
 
 _FLAT: dict[str, Flat] = {

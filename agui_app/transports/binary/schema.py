@@ -168,7 +168,7 @@ def arm_for(event_type: str) -> Field:
 
 
 _ARMS = {f.name.upper(): f for f in ENVELOPE.fields}
-_firsts = [MESSAGES[f.message].fields[0] for f in ENVELOPE.fields]  # type: ignore[index]
+_firsts = [MESSAGES[f.message].fields[0] for f in ENVELOPE.fields]  # type: ignore[index]  # a MESSAGE field names its message
 if any((first.name, first.number, first.kind) != ("base_event", 1, Kind.MESSAGE) for first in _firsts):
     raise TypeError("every event message starts with base_event (field 1)")
 if set(_ARMS) != set(EVENT_TYPE_NUMBERS):  # every event type has its arm, and no arm lacks a type

@@ -50,6 +50,7 @@ def length(n: int) -> bytes:
 _NULL = b"\x08\x00"
 _TRUE = b"\x20\x01"
 _FALSE = b"\x20\x00"
+_JSON_TYPES: tuple[type, ...] = (str, bool, int, float, dict, list)  # what a subclass is read as
 
 
 def value(v: JSON) -> bytes:
@@ -74,7 +75,7 @@ def value(v: JSON) -> bytes:
     if v is None:
         return _NULL
     if t is list:
-        parts = []
+        parts: list[bytes] = []
         append = parts.append
         for item in v:
             b = value(item)
@@ -84,7 +85,7 @@ def value(v: JSON) -> bytes:
         body = b"".join(parts)
         n = len(body)
         return b"\x32" + (_SMALL[n] if n < 16384 else varint(n)) + body
-    for json_type in (str, bool, int, float, dict, list):  # a subclass (never from orjson)
+    for json_type in _JSON_TYPES:  # a subclass (never from orjson)
         if isinstance(v, json_type):
             return value(json_type(v))
     raise EncodeError(f"{type(v).__name__} is not a JSON value")
@@ -92,7 +93,7 @@ def value(v: JSON) -> bytes:
 
 def struct_body(obj: dict[str, JSON]) -> bytes:
     """The body of a ``Struct`` holding the object ``obj``, its members in their order."""
-    parts = []
+    parts: list[bytes] = []
     append = parts.append
     for key, item in obj.items():
         if key.__class__ is not str:
@@ -138,6 +139,7 @@ def read_fields(buf: bytes, pos: int, end: int) -> list[tuple[int, int, Any]]:
     """The fields of one message as (number, wire type, payload) in wire order: a varint's int, a
     fixed64's or fixed32's bytes, a length-delimited field's (start, end) span. Groups are skipped."""
     found: list[tuple[int, int, Any]] = []
+    payload: int | bytes | tuple[int, int]  # by wire type: varint, fixed, (start, end) of a length
     while pos < end:
         key, pos = read_varint(buf, pos, end)
         number, wire = key >> 3, key & 7

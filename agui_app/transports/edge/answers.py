@@ -105,17 +105,16 @@ def as_api_error(exc: drf_exceptions.APIException, data: Any) -> ApiError:
     elif isinstance(exc, drf_exceptions.ValidationError):
         message, details = "The request is invalid.", {"fields": data}
     elif isinstance(exc, drf_exceptions.Throttled):
-        wait = int(exc.wait or 1)
+        wait = int(getattr(exc, "wait", None) or 1)  # drf-stubs does not declare Throttled.wait
         message, details = f"Too many requests; retry in {wait} s.", {"retryAfter": wait}
     else:
         detail = data.get("detail", "") if isinstance(data, dict) else data
         message = str(detail)
-    error = (TooManyRequests if status == 429 else ApiError)(
-        message, code=code, status=status, details=details
-    )
     if status == 429:
-        error.retry_after = int(getattr(exc, "wait", None) or 1)
-    return error
+        limited = TooManyRequests(message, code=code, status=status, details=details)
+        limited.retry_after = int(getattr(exc, "wait", None) or 1)
+        return limited
+    return ApiError(message, code=code, status=status, details=details)
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -24,7 +24,7 @@ from corsheaders.middleware import CorsMiddleware
 from corsheaders.signals import check_request_enabled
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.services.tenancy import allowed_origins_union
@@ -40,9 +40,16 @@ def _not_called(request: HttpRequest) -> HttpResponse:  # the policy object neve
 POLICY = CorsMiddleware(_not_called)
 
 
+class PolicyRequest(ASGIRequest):
+    """The request the policy sees: it carries the union of the tenants' origins to the signal."""
+
+    agui_allowed_origins: frozenset[str] = frozenset()
+
+
 def listed_by_some_tenant(sender: Any, request: HttpRequest, **kwargs: Any) -> bool:
-    origins = getattr(request, "agui_allowed_origins", None)
-    return bool(origins) and request.headers.get("origin") in origins
+    if not isinstance(request, PolicyRequest):  # a request this layer did not build
+        return False
+    return request.headers.get("origin") in request.agui_allowed_origins
 
 
 check_request_enabled.connect(listed_by_some_tenant, dispatch_uid="agui-tenant-origins")
@@ -55,7 +62,7 @@ def header(scope: dict[str, Any], name: bytes) -> str | None:
     return None
 
 
-def cors_headers(response: HttpResponse) -> list[tuple[bytes, bytes]]:
+def cors_headers(response: HttpResponseBase) -> list[tuple[bytes, bytes]]:
     return [
         (name.lower().encode("latin1"), value.encode("latin1"))
         for name, value in response.items()
@@ -75,10 +82,10 @@ class CorsLayer:
             return await self.app(scope, receive, send)
         extra = [VARY_ORIGIN]
         if header(scope, b"origin") is not None:
-            request = ASGIRequest(scope, io.BytesIO())
-            request.agui_allowed_origins = await aallowed_origins_union()  # type: ignore[attr-defined]
+            request = PolicyRequest(scope, io.BytesIO())
+            request.agui_allowed_origins = await aallowed_origins_union()
             preflight = POLICY.check_preflight(request)
-            if preflight is not None:
+            if isinstance(preflight, HttpResponse):  # corsheaders answers a preflight with an HttpResponse
                 POLICY.add_response_headers(request, preflight)
                 return await self.answer(preflight, send)
             extra = cors_headers(POLICY.add_response_headers(request, HttpResponse()))

@@ -14,8 +14,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agui_app.access import Principal, Scope
-from agui_app.models import Thread
+from agui_app.errors import Unauthenticated
+from agui_app.models import Tenant, Thread
 from agui_app.selectors.threads import thread_or_404
+from agui_app.transports.edge.auth import KEY_REQUIRED, TenantUser
 
 PAGE = [
     OpenApiParameter("limit", int, description="page size (default 50, at most 500)"),
@@ -40,7 +42,15 @@ class TenantAPIView(APIView):
 
     @staticmethod
     def principal(request: Request) -> Principal:
-        return request.user.principal  # type: ignore[union-attr]  (ApiKeyAuthentication's TenantUser)
+        user = request.user
+        if not isinstance(user, TenantUser):  # unreachable: the permissions refuse any other user
+            raise Unauthenticated(KEY_REQUIRED)
+        return user.principal
+
+    @classmethod
+    def tenant(cls, request: Request) -> Tenant:
+        """The principal's tenant (what ``ApiKeyAuthentication`` puts in ``request.auth``)."""
+        return cls.principal(request).tenant
 
     def thread(self, request: Request, thread_id: str, *, with_state: bool = True) -> Thread:
         """The thread the principal reaches, or 404 (``with_state=False``: without its documents)."""
@@ -62,8 +72,9 @@ class SkillErrorItem(serializers.Serializer):
 class ErrorDetails(serializers.Serializer):
     """Free-form per code; these two are the registry's."""
 
-    errors = SkillErrorItem(many=True, required=False)
-    fields = serializers.JSONField(
+    # Fields named like Serializer.errors and .fields: DRF's metaclass takes them off the class.
+    errors = SkillErrorItem(many=True, required=False)  # type: ignore[assignment]  # see above
+    fields = serializers.JSONField(  # type: ignore[assignment]  # see above
         required=False, help_text="the fields that broke a rule (field → messages, or a list of them)"
     )
 

@@ -95,6 +95,8 @@ class JsonPatchOperation(serializers.Serializer):
 class StateRevisionBody(serializers.Serializer):
     version = serializers.IntegerField()
     patch = serializers.ListField(child=serializers.DictField(), help_text="RFC 6902 operations")
-    source = serializers.ChoiceField(choices=StateSource.choices)
+    source = serializers.ChoiceField(  # type: ignore[assignment]  # the field "source", not Field.source
+        choices=StateSource.choices
+    )
     runId = serializers.CharField(allow_null=True)
     createdAt = serializers.DateTimeField()

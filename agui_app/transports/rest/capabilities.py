@@ -33,7 +33,7 @@ def capabilities_response(request: Request, document: dict[str, Any]) -> Respons
 
 class AgentCapabilitiesView(TenantAPIView):
     @extend_schema(operation_id="agent_capabilities", tags=["ag-ui"], responses=DOCUMENT)
-    def get(self, request: Request, agent_slug: str) -> Response:
+    def get(self, request: Request, agent_slug: str) -> Response | HttpResponse:
         """What the agent can do now (AG-UI ``AgentCapabilities``, camelCase, absent fields omitted)."""
         agent = agent_or_404(self.principal(request), agent_slug)
         return capabilities_response(request, capabilities_document(agent))
@@ -41,7 +41,7 @@ class AgentCapabilitiesView(TenantAPIView):
 
 class ThreadCapabilitiesView(TenantAPIView):
     @extend_schema(operation_id="thread_capabilities", tags=["threads"], responses=DOCUMENT)
-    def get(self, request: Request, thread_id: str) -> Response:
+    def get(self, request: Request, thread_id: str) -> Response | HttpResponse:
         """The thread's view: the tools of capabilities its history loaded are callable now."""
         thread = self.thread(request, thread_id)
         agent = agent_for(self.principal(request), thread.agent.slug)

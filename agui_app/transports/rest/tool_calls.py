@@ -48,5 +48,5 @@ class ThreadToolCallsView(TenantAPIView):
     def get(self, request: Request, thread_id: str) -> Response:
         calls = thread_tool_calls(self.thread(request, thread_id))
         paginator = Pagination()
-        page = paginator.paginate_queryset(calls, request, view=self)  # type: ignore[arg-type]
+        page = paginator.paginate_queryset(calls, request, view=self)
         return paginator.get_paginated_response(page or [])

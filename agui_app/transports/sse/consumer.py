@@ -49,7 +49,7 @@ RECONNECT_HINT = b"retry: 1000\n\n"  # the process shuts down: reconnect (with L
 class SseConsumer(AsyncHttpConsumer):
     """Subclasses implement ``open_stream``: validate, then return the batches to stream."""
 
-    channel_layer_alias = None  # type: ignore[assignment]  (no layer channel per request)
+    channel_layer_alias = None  # no layer channel per request
     methods: tuple[str, ...] = ("POST",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -80,7 +80,7 @@ astaff_thread = in_db_thread(staff_thread)
 class ThreadConsumer(AsyncJsonWebsocketConsumer):
     """One client's socket on one thread: at most one follower task, frames handled in order."""
 
-    channel_layer_alias = None  # type: ignore[assignment]  (the hub follows; no layer channel per socket)
+    channel_layer_alias = None  # the hub follows; no layer channel per socket
     rate_per_second: float = 50.0
     rate_burst: int = 50
 

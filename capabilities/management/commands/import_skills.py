@@ -55,5 +55,5 @@ class Command(BaseCommand):
         except SkillRejected as exc:
             raise CommandError(f"Nothing was imported.\n{exc}") from exc
         for result in saved:
-            state = f"v{result.skill.current_version.number}" if result.changed else "unchanged"
+            state = f"v{result.version}" if result.changed else "unchanged"
             self.stdout.write(f"{result.skill.skill_id}: {state}")

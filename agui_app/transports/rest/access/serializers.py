@@ -71,6 +71,8 @@ class LimitsBody(serializers.Serializer):
     requestsPerMinute = serializers.IntegerField()
     runsPerMinute = serializers.IntegerField()
     maxActiveRuns = serializers.IntegerField()
+    memoryItems = serializers.IntegerField(help_text="long-term memory items the tenant may keep")
+    memoryItemBytes = serializers.IntegerField(help_text="bytes of one memory item (value JSON + text)")
 
 
 class QuotaUse(serializers.Serializer):

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from agui_app.access import Scope
 from agui_app.errors import Unprocessable
 from agui_app.models import Tenant
-from agui_app.selectors.usage import usage_report
+from agui_app.selectors.usage import is_group_by, usage_report
 from agui_app.services.tenancy import tenant_limits, tenant_set_origins
 from agui_app.services.tokens import token_secret_rotate
 from agui_app.services.usage import month_of, next_month, usage_this_month
@@ -138,7 +138,7 @@ class UsageView(TenantAPIView):
         )
         end = parse_moment(request.query_params.get("to"), "to", end=True) or now
         group_by = request.query_params.get("groupBy") or "day"
-        if group_by not in ("agent", "user", "day"):
+        if not is_group_by(group_by):
             raise Unprocessable(
                 "groupBy is one of agent, user, day.",
                 details={"fields": [{"field": "groupBy", "message": "not one of agent, user, day"}]},
@@ -148,5 +148,5 @@ class UsageView(TenantAPIView):
                 f"The period must end after it starts and span at most {MAX_USAGE_DAYS} days.",
                 details={"fields": [{"field": "to", "message": "bad period"}]},
             )
-        items = usage_report(self.principal(request).tenant, start=start, end=end, group_by=group_by)  # type: ignore[arg-type]
+        items = usage_report(self.principal(request).tenant, start=start, end=end, group_by=group_by)
         return Response({"items": items})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 REF = "#/components/schemas/{model}"
-CREDENTIALS = [{"apiKey": []}, {"userToken": []}]
+CREDENTIALS: list[dict[str, list[str]]] = [{"apiKey": []}, {"userToken": []}]
 AGENT = {"name": "agent_slug", "in": "path", "required": True, "schema": {"type": "string"}}
 THREAD = {"name": "thread_id", "in": "path", "required": True, "schema": {"type": "string"}}
 SSE_DESCRIPTION = (

@@ -8,7 +8,7 @@ from typing import Any
 from agui_app.transports.rest.openapi.parts import CREDENTIALS, SSE, THREAD, error_response
 
 RUN = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
-RUN_SUMMARY = {
+RUN_SUMMARY: dict[str, Any] = {
     "type": "object",
     "properties": {
         "threadId": {"type": "string"},

@@ -13,6 +13,7 @@ from typing import Any
 
 from ag_ui.core import AgentCapabilities, Event, Message, RunAgentInput
 from pydantic import TypeAdapter
+from pydantic.json_schema import JsonSchemaMode
 
 from agui_app.transports.rest.openapi import auth as openapi_auth  # noqa: F401  (registers the bearer schemes)
 from agui_app.transports.rest.openapi.parts import (
@@ -41,7 +42,7 @@ def agui_schemas() -> dict[str, Any]:
     """The AG-UI types as components; the definitions they share are merged once."""
     components: dict[str, Any] = {}
     for name, model in AGUI_TYPES.items():
-        mode = "validation" if name == "RunAgentInput" else "serialization"
+        mode: JsonSchemaMode = "validation" if name == "RunAgentInput" else "serialization"
         schema = TypeAdapter(model).json_schema(by_alias=True, ref_template=REF, mode=mode)
         components.update(schema.pop("$defs", {}))
         components[name] = schema

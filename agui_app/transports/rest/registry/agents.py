@@ -53,7 +53,9 @@ class AgentListView(RegistryAPIView):
         responses={200: page_of(AgentSerializer), **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        return self.paginate(request, agents_for_tenant(request.auth.pk, with_skills=True), agent_body)
+        return self.paginate(
+            request, agents_for_tenant(self.tenant(request).pk, with_skills=True), agent_body
+        )
 
     @extend_schema(
         tags=TAGS,
@@ -66,7 +68,7 @@ class AgentListView(RegistryAPIView):
         data = AgentSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            agent = agent_create(tenant_id=request.auth.pk, **data.validated_data)
+            agent = agent_create(tenant_id=self.tenant(request).pk, **data.validated_data)
         except AgentRejected as exc:
             raise agent_refusal(exc) from exc
         return Response(agent_body(fresh(agent)), status=201)
@@ -74,7 +76,7 @@ class AgentListView(RegistryAPIView):
 
 class AgentDetailView(RegistryAPIView):
     def agent(self, request: Request, agent_slug: str) -> Agent:
-        return tenant_agent_or_404(request.auth.pk, agent_slug)
+        return tenant_agent_or_404(self.tenant(request).pk, agent_slug)
 
     @extend_schema(
         tags=TAGS,

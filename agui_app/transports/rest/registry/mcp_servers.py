@@ -99,7 +99,7 @@ class McpServerListView(RegistryAPIView):
         responses={200: page_of(McpServerSerializer), **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        return self.paginate(request, mcp_servers_for_tenant(request.auth.pk), body)
+        return self.paginate(request, mcp_servers_for_tenant(self.tenant(request).pk), body)
 
     @extend_schema(
         tags=TAGS,
@@ -112,7 +112,7 @@ class McpServerListView(RegistryAPIView):
         data = McpServerSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            server = mcp_server_create(tenant_id=request.auth.pk, **data.validated_data)
+            server = mcp_server_create(tenant_id=self.tenant(request).pk, **data.validated_data)
         except McpServerRejected as exc:
             raise refusal(exc) from exc
         return Response(body(server), status=201)
@@ -120,7 +120,7 @@ class McpServerListView(RegistryAPIView):
 
 class McpServerDetailView(RegistryAPIView):
     def server(self, request: Request, server_id: str) -> McpServer:
-        return mcp_server_or_404(request.auth.pk, server_id)
+        return mcp_server_or_404(self.tenant(request).pk, server_id)
 
     @extend_schema(
         tags=TAGS,

@@ -16,6 +16,7 @@ from rest_framework import serializers
 
 from capabilities.models import Agent, OnDisconnect, Skill, SkillVersion
 from capabilities.models_catalog import MAX_FALLBACK_MODELS
+from capabilities.outbound import outbound_url_validator
 from capabilities.services.agents import MAX_EXECUTION_SECONDS, MAX_ITERATIONS
 from capabilities.skills import SKILL_ID_PATTERN
 
@@ -98,9 +99,21 @@ class AgentSerializer(serializers.Serializer):
         required=False,
         help_text="Declared parts of AG-UI AgentCapabilities (identity, multimodal, custom, …).",
     )
-    webhookUrl = serializers.URLField(source="webhook_url", max_length=2000, required=False, allow_blank=True)
+    webhookUrl = serializers.CharField(  # the outbound rule alone: it says why it refuses a URL
+        source="webhook_url",
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        validators=[outbound_url_validator],
+    )
     onDisconnect = serializers.ChoiceField(
         source="on_disconnect", choices=OnDisconnect.choices, required=False
+    )
+    memory = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text='Long-term memory: {"scope": "user" | "agent" | "tenant", "write": true} gives runs the '
+        "deferred capability `memory` (remember, recall, forget) in that scope; null: none.",
     )
     url = serializers.SerializerMethodField()
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
@@ -114,7 +127,7 @@ class AgentSerializer(serializers.Serializer):
 class SkillSourceSerializer(serializers.Serializer):
     """A skill in: its Markdown source (frontmatter + instructions); ``enabled`` and ``note`` optional."""
 
-    source = serializers.CharField(
+    source = serializers.CharField(  # type: ignore[assignment]  # the field "source", not Field.source
         max_length=settings.AGUI_SKILL_MAX_SOURCE_CHARS,
         trim_whitespace=False,
         help_text="Markdown with YAML frontmatter (id, description, tools, …); the body is the instructions.",
@@ -126,7 +139,9 @@ class SkillSourceSerializer(serializers.Serializer):
 
 
 class SkillValidateSerializer(serializers.Serializer):
-    source = serializers.CharField(max_length=settings.AGUI_SKILL_MAX_SOURCE_CHARS, trim_whitespace=False)
+    source = serializers.CharField(  # type: ignore[assignment]  # the field "source", not Field.source
+        max_length=settings.AGUI_SKILL_MAX_SOURCE_CHARS, trim_whitespace=False
+    )
 
 
 class SkillParsedSerializer(serializers.Serializer):
@@ -161,7 +176,7 @@ class SkillSerializer(serializers.Serializer):
     instructions = serializers.CharField()
     version = serializers.IntegerField(source="current_version.number", allow_null=True)
     enabled = serializers.BooleanField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the field "source", not Field.source
     updatedAt = serializers.DateTimeField(source="updated_at")
 
 
@@ -169,7 +184,7 @@ class SkillVersionSerializer(serializers.Serializer):
     version = serializers.IntegerField(source="number")
     sha256 = serializers.CharField(source="source_sha256")
     note = serializers.CharField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the field "source", not Field.source
     createdAt = serializers.DateTimeField(source="created_at")
 
 
@@ -204,7 +219,9 @@ def agent_field_names() -> dict[str, str]:
     names: dict[str, str] = {}
     for name, field in AgentSerializer().fields.items():
         if isinstance(field, serializers.Serializer):
-            names.update({sub.source: f"{name}.{sub_name}" for sub_name, sub in field.fields.items()})
+            names.update(
+                {sub.source or sub_name: f"{name}.{sub_name}" for sub_name, sub in field.fields.items()}
+            )
         else:
             names[field.source or name] = name
     return names

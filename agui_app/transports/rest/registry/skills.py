@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.http import HttpResponse
+from django.utils.datastructures import MultiValueDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.parsers import BaseParser, MultiPartParser
@@ -74,7 +75,7 @@ class ZipParser(BaseParser):
 
 class SkillView(RegistryAPIView):
     def skill(self, request: Request, skill_id: str) -> Skill:
-        return skill_or_404(request.auth.pk, skill_id)
+        return skill_or_404(self.tenant(request).pk, skill_id)
 
 
 def saved_body(skill: Skill) -> dict[str, Any]:
@@ -91,7 +92,7 @@ class SkillListView(SkillView):
         responses={200: page_of(SkillSerializer), **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        return self.paginate(request, skills_for_tenant(request.auth.pk), skill_body)
+        return self.paginate(request, skills_for_tenant(self.tenant(request).pk), skill_body)
 
     @extend_schema(
         tags=TAGS,
@@ -106,7 +107,10 @@ class SkillListView(SkillView):
         body = data.validated_data
         try:
             saved = skill_save(
-                tenant_id=request.auth.pk, source=body["source"], create_only=True, note=body.get("note", "")
+                tenant_id=self.tenant(request).pk,
+                source=body["source"],
+                create_only=True,
+                note=body.get("note", ""),
             )
         except SkillRejected as exc:
             raise skill_refusal(exc) from exc
@@ -140,7 +144,10 @@ class SkillDetailView(SkillView):
         body = data.validated_data
         try:
             saved = skill_save(
-                tenant_id=request.auth.pk, source=body["source"], skill=skill, note=body.get("note", "")
+                tenant_id=self.tenant(request).pk,
+                source=body["source"],
+                skill=skill,
+                note=body.get("note", ""),
             )
         except SkillRejected as exc:
             raise skill_refusal(exc) from exc
@@ -199,7 +206,7 @@ class SkillValidateView(SkillView):
         data.is_valid(raise_exception=True)
         source = data.validated_data["source"]
         try:
-            spec = skill_check(tenant_id=request.auth.pk, source=source)
+            spec = skill_check(tenant_id=self.tenant(request).pk, source=source)
         except SkillRejected as exc:
             raise skill_refusal(exc) from exc
         return Response({"valid": True, "parsed": SkillParsedSerializer(spec).data})
@@ -221,24 +228,24 @@ class SkillImportView(SkillView):
     )
     def post(self, request: Request) -> Response:
         agent: Agent | None = None
-        slug = request.data.get("agent") or request.query_params.get("agent")
+        tenant = self.tenant(request)
+        form = request.data
+        assert isinstance(
+            form, dict
+        )  # multipart's QueryDict or ZipParser's dict: no parser here makes a list
+        slug = form.get("agent") or request.query_params.get("agent")
         if slug:
-            agent = tenant_agent_or_404(request.auth.pk, str(slug))
-        uploads = multipart_files(request) if hasattr(request.data, "getlist") else request.data["files"]
+            agent = tenant_agent_or_404(tenant.pk, str(slug))
+        uploads = multipart_files(request, form) if isinstance(form, MultiValueDict) else form["files"]
         try:
             resources: dict[str, str] = {}
             files, skipped = read_bundle(list(uploads), resources=resources)
-            saved = skill_import_bundle(
-                tenant_id=request.auth.pk, files=files, agent=agent, resources=resources
-            )
+            saved = skill_import_bundle(tenant_id=tenant.pk, files=files, agent=agent, resources=resources)
         except BundleUnreadable as exc:
             raise bundle_refusal(exc) from exc
         except SkillRejected as exc:
             raise skill_refusal(exc) from exc
-        items = [
-            {"id": s.skill.skill_id, "version": s.skill.current_version.number, "changed": s.changed}
-            for s in saved
-        ]
+        items = [{"id": s.skill.skill_id, "version": s.version, "changed": s.changed} for s in saved]
         return Response({"items": items, "skipped": skipped})
 
 
@@ -254,17 +261,19 @@ class SkillExportView(SkillView):
     )
     def get(self, request: Request) -> HttpResponse:
         buffer = io.BytesIO()
+        tenant = self.tenant(request)
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            for name, source in skill_export(tenant_id=request.auth.pk).items():
+            for name, source in skill_export(tenant_id=tenant.pk).items():
                 archive.writestr(name, source)
         response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-        response["Content-Disposition"] = f'attachment; filename="skills-{request.auth.slug}.zip"'
+        response["Content-Disposition"] = f'attachment; filename="skills-{tenant.slug}.zip"'
         return response
 
 
-def multipart_files(request: Request) -> list[Any]:
-    """The ``files`` parts of a multipart import; a ``files`` part sent as text is a 422."""
-    if any(isinstance(value, str) for value in request.data.getlist("files")):
+def multipart_files(request: Request, form: MultiValueDict[str, Any]) -> list[Any]:
+    """The ``files`` parts of a multipart import (``form``: its ``request.data``); a ``files`` part
+    sent as text is a 422."""
+    if any(isinstance(value, str) for value in form.getlist("files")):
         raise Unprocessable(
             "`files` must be file parts (.md or .zip files), not text fields.",
             code="invalid_body",

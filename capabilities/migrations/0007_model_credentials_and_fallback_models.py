@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('agui_app', '0008_stored_json_numbers'),
-        ('capabilities', '0005_mcp_servers'),
+        ('capabilities', '0006_agent_memory'),
     ]
 
     operations = [
