@@ -8,7 +8,8 @@ its hint (last characters) and the agents that use the credential. Writes go thr
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -28,6 +29,9 @@ from capabilities.services.model_credentials import (
     model_credential_delete,
     model_credential_update,
 )
+
+if TYPE_CHECKING:  # django-stubs' names for the shapes admin options take (stub-only)
+    from django.contrib.admin.options import _FieldGroups
 
 
 class ModelCredentialForm(forms.ModelForm):
@@ -77,12 +81,12 @@ class ModelCredentialAdmin(TenantScopedAdmin):
     list_filter = ["provider", ("tenant", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["credential_id", "base_url"]
 
-    def get_list_display(self, request: HttpRequest) -> list[str]:
+    def get_list_display(self, request: HttpRequest) -> list[str | Callable[[Any], str | bool]]:
         columns = list(super().get_list_display(request))
         return [*columns, "tenant"] if shows_several_tenants(request) else columns
 
-    def get_fields(self, request: HttpRequest, obj: ModelCredential | None = None) -> list[str]:
-        fields = ["tenant", "credential_id", "provider", "base_url", "new_api_key"]
+    def get_fields(self, request: HttpRequest, obj: ModelCredential | None = None) -> _FieldGroups:
+        fields: _FieldGroups = ["tenant", "credential_id", "provider", "base_url", "new_api_key"]
         return fields if obj is None else [*fields, "api_key_hint", "used_by"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: ModelCredential | None = None) -> list[str]:
