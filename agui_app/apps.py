@@ -7,9 +7,11 @@ class AguiAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from agui_app import tracing
+        from agui_app import metrics, tracing
         from agui_app.runtime.warm import connect_invalidation
         from agui_app.transports.rest.openapi import schema  # noqa: F401  (registers the API key's OpenAPI scheme)
+        from capabilities.model_attempts import observe_model_attempts
 
         connect_invalidation()  # a saved agent, skill, key or tenant reaches every process's caches
+        observe_model_attempts(metrics.count_model_attempt)  # fallback attempts → agui_model_attempts_total
         tracing.configure_from_environment()  # off unless OTEL_TRACES_EXPORTER names an exporter

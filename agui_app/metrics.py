@@ -11,6 +11,7 @@ carries a tenant, a thread or anything else unbounded.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -23,6 +24,9 @@ from prometheus_client import (
     multiprocess,
 )
 from prometheus_client import generate_latest as _generate_latest
+
+if TYPE_CHECKING:
+    from capabilities.model_attempts import ModelAttempt
 
 disable_created_metrics()  # no *_created series: the start time is not worth a series per counter
 
@@ -51,8 +55,19 @@ webhook_deliveries = Counter(
     "Webhook delivery tries, by outcome (delivered, retrying, failed).",
     ["outcome"],
 )
+model_attempts = Counter(
+    "agui_model_attempts",
+    "Requests to the models of agents' fallback chains (model + fallbackModels), by outcome "
+    "(succeeded, failed) and reason (ok, the HTTP status, or the error's class).",
+    ["outcome", "reason"],
+)
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+def count_model_attempt(attempt: ModelAttempt) -> None:
+    """An observer of ``capabilities.model_attempts`` (registered by ``AguiAppConfig.ready``)."""
+    model_attempts.labels(outcome=attempt.outcome, reason=attempt.reason).inc()
 
 
 def exposition() -> bytes:

@@ -20,9 +20,9 @@ from capabilities.admin_scoping import SameTenantInlineFormSet, scope_queryset, 
 from capabilities.bundles import BundleUnreadable, read_bundle
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
-from capabilities.llm import model_id_problem
 from capabilities.memory import check_memory
 from capabilities.models import Agent, Skill
+from capabilities.models_catalog import check_fallback_models, check_model_id
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.services.agents import AGENT_FIELDS
@@ -245,6 +245,12 @@ class AgentForm(forms.ModelForm):
         max_length=2000,
         help_text="Optional http(s) URL told about every finished run.",
     )
+    fallback_models = PrettyJSONField(
+        required=False,
+        widget=monospace(3),
+        help_text="Optional model ids tried in order when the model's provider fails, e.g. "
+        '["openai-compatible:backup:llama3", "anthropic:claude-sonnet-4-5"].',
+    )
     output_schema = PrettyJSONField(
         required=False,
         widget=monospace(12),
@@ -277,13 +283,6 @@ class AgentForm(forms.ModelForm):
                 [f"{error.path or '(the document)'}: {error.message}" for error in exc.errors],
                 code="invalid_declaration",
             ) from exc
-
-    def clean_model(self) -> str:
-        model = self.cleaned_data.get("model") or ""
-        # As the API: checked when it changes (an agent stored with another id can still be edited).
-        if "model" in self.changed_data and (problem := model_id_problem(model)) is not None:
-            raise ValidationError(problem, code="unknown_model")
-        return model
 
     def clean_webhook_url(self) -> str:
         url = self.cleaned_data.get("webhook_url") or ""
@@ -327,6 +326,7 @@ class AgentForm(forms.ModelForm):
             )
             if taken.exists():
                 self.add_error("slug", f"Tenant {self.instance.tenant} already has an agent {slug!r}.")
+        self.check_models(cleaned)
         declared = cleaned.get("declared_capabilities")
         if declared and "output_schema" not in self.errors and cleaned.get("model"):
             facts = RuntimeFacts.of(model=cleaned["model"], output_schema=cleaned.get("output_schema"))
@@ -340,6 +340,26 @@ class AgentForm(forms.ModelForm):
                     ),
                 )
         return cleaned
+
+    def check_models(self, cleaned: dict[str, Any]) -> None:
+        """The model and fallback models, against the tenant's credentials (as the API checks them) —
+        when they change, so an agent stored with an id since withdrawn can still be edited."""
+        if "fallback_models" in cleaned:
+            cleaned["fallback_models"] = cleaned["fallback_models"] or []
+        tenant = cleaned.get("tenant") if "tenant" in self.fields else None
+        tenant_id = getattr(tenant, "pk", None) or self.instance.tenant_id
+        if tenant_id is None:
+            return
+        new = self.instance.pk is None
+        if "model" in cleaned and (new or "model" in self.changed_data):
+            if problem := check_model_id(tenant_id, cleaned["model"] or ""):
+                self.add_error("model", ValidationError(problem, code="unknown_model"))
+        if "fallback_models" in cleaned and (new or "fallback_models" in self.changed_data):
+            value, problems = check_fallback_models(tenant_id, cleaned["fallback_models"])
+            if problems:
+                self.add_error("fallback_models", ValidationError(problems, code="unknown_model"))
+            else:
+                cleaned["fallback_models"] = value
 
 
 class AgentSkillFormSet(SameTenantInlineFormSet):

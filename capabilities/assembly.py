@@ -32,6 +32,7 @@ from capabilities.memory import MEMORY_CAPABILITY, memory_capability  # memory (
 from capabilities.models import Agent, AgentSkill, McpServer
 from capabilities.runtime import ToolDeps
 from capabilities.schemas import OUTPUT_NAME, output_validator_for
+from capabilities.tenant_models import agent_model
 from capabilities.tools.builtin import READ_SKILL_RESOURCE
 from capabilities.tools.registry import DEFAULT_TOOL_RETRIES, RegisteredTool, registry
 
@@ -202,7 +203,8 @@ def assemble(agent: Agent) -> RunAgentPlan:
     mcp_capabilities, mcp_failed = build_mcp_capabilities(servers, taken)
     load_check = mcp_load_check(mcp_capabilities)  # a server down at load is a tool error, not a bare load
     try:
-        model: Model = resolve_model(agent.model)
+        # Its fallback models and the tenant's credentials (§24); resolve_model builds the others.
+        model: Model = agent_model(agent, resolve=resolve_model)
         unavailable = None
     except ModelUnavailable as exc:
         unavailable = str(exc)

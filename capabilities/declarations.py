@@ -10,6 +10,10 @@ with the reason, and where it holds the server states it itself:
   JSON object validated against it); ``supportedMimeTypes`` only what it produces.
 - ``reasoning``: true when the agent's model reports reasoning (its profile supports thinking); then
   its runs stream ``REASONING_*`` events. For the other models no ``REASONING_*`` event is streamed.
+- ``multimodal``: what the model's profile accepts (image, audio, video, PDF and other documents in;
+  images out). A declared ``true`` the profile does not support is refused. Not derived for ``demo``
+  (its profile is a test double's, which claims every input) nor for an id pydantic-ai cannot profile:
+  there the declaration stands as written.
 - ``multiAgent``: never — a run is one agent; it can neither delegate nor hand off.
 """
 
@@ -22,7 +26,7 @@ from typing import Any, get_args
 from ag_ui.core import AgentCapabilities
 from pydantic import BaseModel, ValidationError
 
-from capabilities.llm import model_reports_reasoning
+from capabilities.llm import DEMO, model_profile
 
 DECLARABLE = ("identity", "output", "reasoning", "multimodal", "multiAgent", "custom")
 DERIVED = {
@@ -54,18 +58,45 @@ class DeclaredCapabilitiesInvalid(ValueError):
         super().__init__("; ".join(f"{e.path}: {e.message}" for e in errors))
 
 
+MULTIMODAL_INPUTS = {  # AG-UI MultimodalInputCapabilities field → the model profile's flag
+    "image": "supports_image_input",
+    "audio": "supports_audio_input",
+    "video": "supports_video_input",
+    "pdf": "supports_document_input",
+    "file": "supports_document_input",
+}
+
+
+def multimodal_of(profile: Any) -> dict[str, Any]:
+    """The ``multimodal`` section a model profile states: every input kind, and image output."""
+    return {
+        "input": {field: bool(profile.get(flag)) for field, flag in MULTIMODAL_INPUTS.items()},
+        "output": {"image": bool(profile.get("supports_image_output"))},
+    }
+
+
 @dataclass(frozen=True)
 class RuntimeFacts:
-    """What the runtime does for one agent, which its declarations must agree with."""
+    """What the runtime does for one agent, which its declarations must agree with. The model's parts
+    come from its profile (``llm.model_profile``: the agent's model, the first of its fallback chain)."""
 
     model: str
     structured_output: bool
     reasoning: bool
+    multimodal: dict[str, Any] | None = None  # None: not derived (demo, or no profile)
+    tool_calls: bool = True  # the model calls tools (so it may call several at once)
 
     @classmethod
     def of(cls, *, model: str, output_schema: Any) -> RuntimeFacts:
+        profile = model_profile(model)
         return cls(
-            model=model, structured_output=bool(output_schema), reasoning=model_reports_reasoning(model)
+            model=model,
+            structured_output=bool(output_schema),
+            reasoning=bool(
+                profile and (profile.get("supports_thinking") or profile.get("thinking_always_enabled"))
+            ),
+            multimodal=multimodal_of(profile) if profile and model != DEMO else None,
+            tool_calls=bool(profile.get("supports_tools", True)) if profile else True,
         )
 
     @property
@@ -79,6 +110,8 @@ class RuntimeFacts:
             document["output"] = {"structuredOutput": True, "supportedMimeTypes": [JSON]}
         if self.reasoning:
             document["reasoning"] = {"supported": True, "streaming": True}
+        if self.multimodal is not None:
+            document["multimodal"] = self.multimodal
         return document
 
 
@@ -176,6 +209,16 @@ def unfulfillable(declared: dict[str, Any], facts: RuntimeFacts) -> list[Declara
                     f"reasoning.{key}", f"model {facts.model!r} reasons: its runs stream reasoning events"
                 )
             )
+    if facts.multimodal is not None:
+        for direction, kinds in _section(declared, "multimodal").items():
+            for kind, value in (kinds if isinstance(kinds, dict) else {}).items():
+                if value is True and not facts.multimodal.get(direction, {}).get(kind):
+                    errors.append(
+                        DeclarationError(
+                            f"multimodal.{direction}.{kind}",
+                            f"model {facts.model!r} does not support {kind} {direction} (its profile)",
+                        )
+                    )
     multi = _section(declared, "multiAgent")
     for key in ("supported", "delegation", "handoffs"):
         if multi.get(key) is True:
@@ -201,7 +244,7 @@ def declared_that_hold(raw: Any, facts: RuntimeFacts) -> dict[str, Any]:
             holder.pop(leaf, None)
         elif isinstance(holder, list) and leaf.isdecimal() and int(leaf) < len(holder):
             holder[int(leaf)] = None
-    for section in ("output", "reasoning", "multiAgent"):
+    for section in ("output", "reasoning", "multimodal", "multiAgent"):
         if isinstance(declared.get(section), dict):
             value = declared[section]
             if isinstance(value.get("supportedMimeTypes"), list):

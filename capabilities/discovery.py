@@ -1,8 +1,9 @@
 """The AG-UI ``AgentCapabilities`` document: what an agent can do right now, declared and derived.
 
-Admins declare the parts the server cannot know (``capabilities.declarations``: identity,
-multimodal, custom …, and output/reasoning/multiAgent only where they hold). The server derives the
-rest from its running configuration: transport, state, tools, humanInTheLoop, execution,
+Admins declare the parts the server cannot know (``capabilities.declarations``: identity, custom …,
+and output/reasoning/multimodal/multiAgent only where they hold). The server derives the rest from its
+running configuration — ``reasoning``, ``multimodal`` and whether tools are called (in parallel) from the
+agent's model's profile — transport, state, tools, humanInTheLoop, execution,
 ``custom.onDemandCapabilities`` and ``custom.predictState`` (the predicted-state declarations a run
 applies: the agent's and its skills', for tools a run can call, into keys clients see). MCP servers are listed like deferred skills; their tools (as last
 discovered from the server) count as callable where the thread loaded the server. Skills and tools are those a run really gets
@@ -145,10 +146,10 @@ def capabilities_document(
             "persistentState": True,
             **({"memory": True} if memory is not None else {}),
         },
-        "tools": {
-            "supported": True,
+        "tools": {  # the model's profile says whether it calls tools; the agent whether several at once
+            "supported": facts.tool_calls,
             "clientProvided": client_tools,
-            "parallelCalls": agent.parallel_tool_calls,
+            "parallelCalls": agent.parallel_tool_calls and facts.tool_calls,
             "items": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in items],
         },
         "execution": {

@@ -36,7 +36,13 @@ class Agent(models.Model):
     model = models.CharField(
         max_length=200,
         default=default_model,
-        help_text="A pydantic-ai model id (openai-chat:gpt-4o, anthropic:claude-…, ollama:…) or 'demo'.",
+        help_text="A pydantic-ai model id (openai-chat:gpt-4o, anthropic:claude-…, ollama:…), "
+        "openai-compatible:<credential id>:<model name>, or 'demo'.",
+    )
+    fallback_models = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Model ids tried in order when the model's provider fails (pydantic-ai's FallbackModel).",
     )
     instructions = models.TextField(blank=True)
     skills = models.ManyToManyField("capabilities.Skill", through="capabilities.AgentSkill", blank=True)
@@ -248,3 +254,52 @@ class McpServer(models.Model):
     @property
     def tool_names(self) -> list[str]:
         return [tool["name"] for tool in self.tools_cache]
+
+
+class ModelProvider(models.TextChoices):
+    OPENAI = "openai", "OpenAI"
+    ANTHROPIC = "anthropic", "Anthropic"
+    OPENAI_COMPATIBLE = "openai-compatible", "OpenAI-compatible"
+
+
+# A tenant has at most one credential of these: ``openai-chat:<model>`` and ``anthropic:<model>`` name no
+# credential, they use the tenant's one of that provider (``capabilities.models_catalog``).
+SINGLE_PER_TENANT = (ModelProvider.OPENAI, ModelProvider.ANTHROPIC)
+
+
+class ModelCredential(models.Model):
+    """A tenant's key for a model provider (docs/design.md §24), which its agents' models name.
+
+    The key is a secret: stored encrypted (``capabilities.secrets``), never shown back (only a hint of
+    its last characters), never logged; it leaves this row only into the provider's client
+    (``capabilities.tenant_models``). The base URL is called under the outbound rule.
+    """
+
+    tenant = models.ForeignKey("agui_app.Tenant", on_delete=models.CASCADE, related_name="model_credentials")
+    credential_id = models.CharField(max_length=64, validators=[RegexValidator(SKILL_ID_PATTERN)])
+    provider = models.CharField(max_length=32, choices=ModelProvider.choices)
+    base_url = models.CharField(
+        max_length=2000,
+        blank=True,
+        help_text="The provider's API base URL (required for openai-compatible; empty: the provider's own).",
+    )
+    api_key_encrypted = models.TextField(editable=False)
+    api_key_hint = models.CharField(max_length=16, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "credential_id"], name="model_credential_unique_id_per_tenant"
+            ),
+            models.UniqueConstraint(
+                fields=["tenant", "provider"],
+                condition=models.Q(provider__in=[p.value for p in SINGLE_PER_TENANT]),
+                name="model_credential_one_openai_or_anthropic_per_tenant",
+            ),
+        ]
+        ordering = ["credential_id"]
+
+    def __str__(self) -> str:
+        return self.credential_id

@@ -1,5 +1,5 @@
-"""Secrets at rest — MCP server headers, tenants' webhook signing secrets: Fernet (AES-128-CBC +
-HMAC-SHA256) from ``cryptography``, one key set for all of them.
+"""Secrets at rest — MCP server headers, tenants' webhook signing secrets, model credentials' keys:
+Fernet (AES-128-CBC + HMAC-SHA256) from ``cryptography``, one key set for all of them.
 
 Keys come from ``AGUI_SECRETS_KEYS`` (Fernet keys, comma-separated, newest first): the first
 encrypts, every one decrypts, so a rotation lists the new key first and drops the old one once

@@ -1,11 +1,11 @@
-"""Reads of agents and skills, always scoped to a tenant."""
+"""Reads of agents, skills, MCP servers and model credentials, always scoped to a tenant."""
 
 from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
 from capabilities.availability import offer, offered_mcp_servers
-from capabilities.models import Agent, AgentSkill, McpServer, Skill, SkillVersion
+from capabilities.models import Agent, AgentSkill, McpServer, ModelCredential, Skill, SkillVersion
 
 
 def agents_for_tenant(tenant_id: int, *, with_skills: bool = False) -> QuerySet[Agent]:
@@ -58,3 +58,11 @@ def mcp_servers_for_tenant(tenant_id: int) -> QuerySet[McpServer]:
 
 def mcp_server_for_tenant(tenant_id: int, server_id: str) -> McpServer | None:
     return mcp_servers_for_tenant(tenant_id).filter(server_id=server_id).first()
+
+
+def model_credentials_for_tenant(tenant_id: int) -> QuerySet[ModelCredential]:
+    return ModelCredential.objects.filter(tenant_id=tenant_id).order_by("credential_id")
+
+
+def model_credential_for_tenant(tenant_id: int, credential_id: str) -> ModelCredential | None:
+    return model_credentials_for_tenant(tenant_id).filter(credential_id=credential_id).first()

@@ -369,6 +369,10 @@ if os.environ.get("AGUI_WEBHOOK_ENCRYPTION_KEY"):
         "AGUI_WEBHOOK_ENCRYPTION_KEY is no longer read: webhook secrets use AGUI_SECRETS_KEYS like every "
         "secret at rest. Unset it, set AGUI_SECRETS_KEYS, and rotate the tenants' webhook secrets."
     )
+# Models served with a tenant's credential (docs/design.md §24): the SDK's retries of a failed request
+# (a 429, a dropped connection) before the run fails or falls back, and the read timeout.
+AGUI_MODEL_MAX_RETRIES = env_int("AGUI_MODEL_MAX_RETRIES", 2)
+AGUI_MODEL_TIMEOUT_SECONDS = env_float("AGUI_MODEL_TIMEOUT_SECONDS", 600.0)
 AGUI_MCP_TOOLS_TTL_SECONDS = env_int("AGUI_MCP_TOOLS_TTL_SECONDS", 300)  # tools discovered from a server
 AGUI_SKILL_IMPORT_MAX_RATIO = env_int(
     "AGUI_SKILL_IMPORT_MAX_RATIO", 100

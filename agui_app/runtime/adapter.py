@@ -26,6 +26,7 @@ from typing import Any
 
 from ag_ui.core import BaseEvent, RunAgentInput, RunErrorEvent
 from pydantic_ai.exceptions import (
+    FallbackExceptionGroup,
     ModelAPIError,
     ModelHTTPError,
     RunCancelled,
@@ -84,6 +85,9 @@ def describe_error(error: Exception, limits: RunLimits | None, *, run_id: str = 
     Only messages written for clients pass through (our limits, ``ModelUnavailable``, ``ApiError``,
     pydantic-ai's own wording about the model's behaviour); anything else is logged with its
     traceback under a reference the client's message names."""
+    if isinstance(error, FallbackExceptionGroup) and error.exceptions:  # the agent's fallbackModels
+        code, message = describe_error(error.exceptions[-1], limits, run_id=run_id)
+        return code, f"Every model of the agent failed ({len(error.exceptions)} tried); the last: {message}"
     if isinstance(error, UsageLimitExceeded):
         budget = limits.max_iterations if limits else "its"
         return (
@@ -99,8 +103,8 @@ def describe_error(error: Exception, limits: RunLimits | None, *, run_id: str = 
         return "model_behavior", error.message
     if isinstance(error, ModelAPIError):
         logger.warning("run %s: the model provider failed", run_id, exc_info=error)
-        status = f" (HTTP {error.status_code})" if isinstance(error, ModelHTTPError) else ""
-        return "model_error", f"The model provider failed{status}."
+        status = f" with HTTP {error.status_code}" if isinstance(error, ModelHTTPError) else ""
+        return "model_error", f"The model provider failed{status} (model {error.model_name!r})."
     ref = uuid.uuid4().hex[:12]
     logger.error("run %s failed (reference %s)", run_id, ref, exc_info=error)
     return "internal_error", INTERNAL_ERROR_MESSAGE.format(ref=ref)

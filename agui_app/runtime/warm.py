@@ -221,9 +221,20 @@ def connect_invalidation() -> None:
     ``QuerySet.update`` send no signal: their services call ``config_changed`` themselves."""
     from django.db.models.signals import m2m_changed, post_delete, post_save
 
-    from capabilities.models import AgentSkill, McpServer, Skill, SkillVersion
+    from capabilities.models import AgentSkill, McpServer, ModelCredential, Skill, SkillVersion
 
-    for model in (Tenant, ApiKey, TokenRevocation, Agent, AgentSkill, Skill, SkillVersion, McpServer):
+    watched = (
+        Tenant,
+        ApiKey,
+        TokenRevocation,
+        Agent,
+        AgentSkill,
+        Skill,
+        SkillVersion,
+        McpServer,
+        ModelCredential,
+    )
+    for model in watched:
         post_save.connect(_changed, sender=model, dispatch_uid=f"warm-{model._meta.label}-save")
         post_delete.connect(_changed, sender=model, dispatch_uid=f"warm-{model._meta.label}-delete")
     m2m_changed.connect(_changed, sender=Agent.mcp_servers.through, dispatch_uid="warm-agent-mcp-servers")

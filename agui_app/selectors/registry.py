@@ -1,4 +1,5 @@
-"""The registry's objects of one tenant (agents, skills, their versions, MCP servers), or a 404.
+"""The registry's objects of one tenant (agents, skills, their versions, MCP servers, model
+credentials), or a 404.
 
 ``capabilities.selectors`` reads them (it knows nothing of HTTP); these are its ``*_or_404`` forms for
 the registry API, where a missing object and another tenant's are the same ``NotFound``.
@@ -7,8 +8,14 @@ the registry API, where a missing object and another tenant's are the same ``Not
 from __future__ import annotations
 
 from agui_app.errors import not_found
-from capabilities.models import Agent, McpServer, Skill, SkillVersion
-from capabilities.selectors import agent_for_tenant, mcp_server_for_tenant, skill_for_tenant, skill_versions
+from capabilities.models import Agent, McpServer, ModelCredential, Skill, SkillVersion
+from capabilities.selectors import (
+    agent_for_tenant,
+    mcp_server_for_tenant,
+    model_credential_for_tenant,
+    skill_for_tenant,
+    skill_versions,
+)
 
 
 def tenant_agent_or_404(tenant_id: int, slug: str) -> Agent:
@@ -37,3 +44,10 @@ def mcp_server_or_404(tenant_id: int, server_id: str) -> McpServer:
     if server is None:
         raise not_found("MCP server")
     return server
+
+
+def model_credential_or_404(tenant_id: int, credential_id: str) -> ModelCredential:
+    credential = model_credential_for_tenant(tenant_id, credential_id)
+    if credential is None:
+        raise not_found("Model credential")
+    return credential

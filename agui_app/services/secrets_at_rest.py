@@ -9,11 +9,12 @@ from django.db import transaction
 
 from agui_app.models import Tenant
 from capabilities import secrets as at_rest
-from capabilities.models import McpServer
+from capabilities.models import McpServer, ModelCredential
 
 FIELDS = {
     Tenant: ("webhook_secret_encrypted", "webhook_secret_previous_encrypted"),
     McpServer: ("headers_encrypted",),
+    ModelCredential: ("api_key_encrypted",),
 }
 
 

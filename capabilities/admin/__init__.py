@@ -6,4 +6,4 @@ source is parsed, validated and recorded as an immutable ``SkillVersion``. A ski
 out (``capabilities.availability``) is flagged with the reason, in the list and on its page.
 """
 
-from capabilities.admin import agents, mcp_servers, skills  # noqa: F401  (registers the ModelAdmins)
+from capabilities.admin import agents, mcp_servers, model_credentials, skills  # noqa: F401  (registers the ModelAdmins)

@@ -20,7 +20,7 @@ from capabilities.models import Agent, AgentSkill
 from capabilities.selectors import agent_for_tenant
 
 if TYPE_CHECKING:  # django-stubs' names for the shapes admin options take (stub-only)
-    from django.contrib.admin.options import _FieldOpts, _FieldsetSpec
+    from django.contrib.admin.options import _FieldGroups, _FieldOpts, _FieldsetSpec
     from django.utils.functional import _StrOrPromise
 
 
@@ -50,8 +50,17 @@ class AgentAdmin(TenantScopedAdmin):
         return [*columns, "tenant"] if shows_several_tenants(request) else columns
 
     def get_fieldsets(self, request: HttpRequest, obj: Agent | None = None) -> _FieldsetSpec:
+        main: _FieldGroups = [
+            "tenant",
+            "slug",
+            "name",
+            "description",
+            "model",
+            "fallback_models",
+            "instructions",
+        ]
         fieldsets: list[tuple[_StrOrPromise | None, _FieldOpts]] = [
-            (None, {"fields": ["tenant", "slug", "name", "description", "model", "instructions"]}),
+            (None, {"fields": main}),
             ("Limits", {"fields": ["max_iterations", "max_execution_seconds", "parallel_tool_calls"]}),
             (
                 "Shared state, output and capabilities",

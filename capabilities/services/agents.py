@@ -1,8 +1,10 @@
 """Agent writes: create, update (fields and which skills it offers), delete.
 
 The rules are the admin form's (``capabilities.admin_forms.AgentForm`` calls the same checks): a model
-id pydantic-ai knows the provider of, or ``demo`` (``capabilities.llm.model_id_problem``), JSON
-Schemas checked (``capabilities.schemas``), declared capabilities validated against the AG-UI model and
+and fallback models the tenant can run (``capabilities.models_catalog.check_model_id``: a provider
+pydantic-ai knows — ``capabilities.llm.model_id_problem`` —, one of the tenant's model credentials, or
+``demo``), JSON Schemas checked (``capabilities.schemas``), declared capabilities validated against the
+AG-UI model and
 held to what the runtime does for this agent (``capabilities.declarations``), skills of the same
 tenant with no two exposing one tool name (``capabilities.conflicts``). A refused write saves nothing
 and names every failing field (``AgentRejected``).
@@ -18,9 +20,9 @@ from django.db import transaction
 
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
-from capabilities.llm import model_id_problem
 from capabilities.memory import check_memory
 from capabilities.models import Agent, AgentSkill, OnDisconnect, Skill
+from capabilities.models_catalog import check_fallback_models, check_model_id
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.skills.spec import predict_state_entries
@@ -31,6 +33,7 @@ AGENT_FIELDS = (
     "name",
     "description",
     "model",
+    "fallback_models",
     "instructions",
     "max_iterations",
     "max_execution_seconds",
@@ -61,8 +64,11 @@ class AgentInUse(ValueError):
     """An agent with threads cannot be deleted: the threads' histories belong to it."""
 
 
-def check_fields(fields: Mapping[str, Any], *, current: Agent | None = None) -> dict[str, Any]:
-    """``fields`` normalized, checked together with the agent's other stored values.
+def check_fields(
+    fields: Mapping[str, Any], *, current: Agent | None = None, tenant_id: int | None = None
+) -> dict[str, Any]:
+    """``fields`` normalized, checked together with the agent's other stored values. ``tenant_id``
+    (default: ``current``'s) decides which model credentials the model ids may name.
 
     Raises:
         AgentRejected: naming each failing field.
@@ -102,8 +108,14 @@ def check_fields(fields: Mapping[str, Any], *, current: Agent | None = None) -> 
             errors["webhook_url"] = [str(exc)]
     if "on_disconnect" in fields and fields["on_disconnect"] not in OnDisconnect.values:
         errors["on_disconnect"] = [f"must be one of {', '.join(OnDisconnect.values)}"]
-    if "model" in fields and (problem := model_id_problem(str(fields["model"]))) is not None:
-        errors["model"] = [problem]  # an unknown provider would only fail at run time
+    tenant = tenant_id if tenant_id is not None else (current.tenant_id if current else None)
+    if "model" in fields and tenant is not None:
+        if (problem := check_model_id(tenant, str(fields["model"] or ""))) is not None:
+            errors["model"] = [problem]  # an unknown provider or credential would only fail at run time
+    if "fallback_models" in fields and tenant is not None:
+        clean["fallback_models"], problems = check_fallback_models(tenant, fields["fallback_models"] or [])
+        if problems:
+            errors["fallback_models"] = problems
     if "output_schema" not in errors:
         model = clean.get("model", current.model if current else None) or ""
         schema = (
@@ -169,7 +181,7 @@ def agent_create(
     Raises:
         AgentRejected: a field breaks a rule, or the tenant already has the slug.
     """
-    clean = check_fields(fields)
+    clean = check_fields(fields, tenant_id=tenant_id)
     if not SLUG.fullmatch(slug):
         raise AgentRejected({"slug": ["must be 1-64 letters, digits, '-' or '_'"]})
     if Agent.objects.filter(tenant_id=tenant_id, slug=slug).exists():

@@ -7,8 +7,8 @@ from agui_app.services.secrets_at_rest import secrets_reencrypt
 
 class Command(BaseCommand):
     help = (
-        "Re-encrypt every secret at rest (webhook signing secrets, MCP server headers) under the first "
-        "key of AGUI_SECRETS_KEYS, so older keys can be dropped from the list."
+        "Re-encrypt every secret at rest (webhook signing secrets, MCP server headers, model credentials' "
+        "keys) under the first key of AGUI_SECRETS_KEYS, so older keys can be dropped from the list."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:

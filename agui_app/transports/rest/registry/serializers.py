@@ -15,6 +15,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from capabilities.models import Agent, OnDisconnect, Skill, SkillVersion
+from capabilities.models_catalog import MAX_FALLBACK_MODELS
 from capabilities.outbound import outbound_url_validator
 from capabilities.services.agents import MAX_EXECUTION_SECONDS, MAX_ITERATIONS
 from capabilities.skills import SKILL_ID_PATTERN
@@ -56,7 +57,17 @@ class AgentSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
     model = serializers.CharField(
-        max_length=200, required=False, help_text="A pydantic-ai model id (openai-chat:gpt-4o, …) or 'demo'."
+        max_length=200,
+        required=False,
+        help_text="A pydantic-ai model id (openai-chat:gpt-4o, …), "
+        "openai-compatible:<credential id>:<model name> (a model credential of the tenant), or 'demo'.",
+    )
+    fallbackModels = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        source="fallback_models",
+        required=False,
+        max_length=MAX_FALLBACK_MODELS,
+        help_text="Model ids tried in order when the model's provider fails (HTTP error, dropped connection).",
     )
     instructions = serializers.CharField(
         max_length=100_000, required=False, allow_blank=True, trim_whitespace=False

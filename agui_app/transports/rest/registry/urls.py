@@ -1,9 +1,9 @@
 """URLs of the registry API under ``/api/v1/``: agents, skills (with their versions, validation,
-import and export) and MCP servers."""
+import and export), MCP servers and model credentials."""
 
 from django.urls import path
 
-from agui_app.transports.rest.registry import agents, mcp_servers, skills
+from agui_app.transports.rest.registry import agents, mcp_servers, model_credentials, skills
 
 urlpatterns = [
     path("agents", agents.AgentListView.as_view(), name="agent-list"),
@@ -22,4 +22,14 @@ urlpatterns = [
     ),
     path("mcp-servers", mcp_servers.McpServerListView.as_view(), name="mcp-server-list"),
     path("mcp-servers/<str:server_id>", mcp_servers.McpServerDetailView.as_view(), name="mcp-server"),
+    path(
+        "model-credentials",
+        model_credentials.ModelCredentialListView.as_view(),
+        name="model-credential-list",
+    ),
+    path(
+        "model-credentials/<str:credential_id>",
+        model_credentials.ModelCredentialDetailView.as_view(),
+        name="model-credential",
+    ),
 ]

@@ -25,6 +25,11 @@ OPERATIONS = {
     ("/api/v1/skills/validate", "post"): ("application/json", "200"),
     ("/api/v1/skills/import", "post"): ("multipart/form-data", "200"),
     ("/api/v1/skills/export", "get"): (None, "200"),
+    ("/api/v1/model-credentials", "get"): (None, "200"),
+    ("/api/v1/model-credentials", "post"): ("application/json", "201"),
+    ("/api/v1/model-credentials/{credential_id}", "get"): (None, "200"),
+    ("/api/v1/model-credentials/{credential_id}", "patch"): ("application/json", "200"),
+    ("/api/v1/model-credentials/{credential_id}", "delete"): (None, "204"),
 }
 
 
@@ -70,6 +75,7 @@ def test_the_agent_body_lists_every_field_of_the_design(document: dict[str, Any]
         "name",
         "description",
         "model",
+        "fallbackModels",
         "instructions",
         "skills",
         "alwaysOn",
@@ -85,3 +91,10 @@ def test_the_agent_body_lists_every_field_of_the_design(document: dict[str, Any]
     assert {"id", "description", "tools", "deferLoading", "version", "enabled", "source"} <= set(
         skill["properties"]
     )
+
+
+def test_the_credential_body_takes_the_key_and_never_answers_it(document: dict[str, Any]) -> None:
+    body = resolve(document, {"$ref": "#/components/schemas/ModelCredential"})
+    assert {"id", "provider", "apiKey", "baseUrl", "apiKeyHint", "usedBy"} <= set(body["properties"])
+    assert body["properties"]["apiKey"]["writeOnly"] is True
+    assert body["properties"]["apiKeyHint"]["readOnly"] is True
