@@ -63,6 +63,8 @@ class TenantForm(forms.ModelForm):
             "requests_per_minute",
             "runs_per_minute",
             "max_active_runs",
+            "max_schedules",
+            "schedule_min_interval_seconds",
             "monthly_run_quota",
             "monthly_token_quota",
             "event_compact_after_days",
@@ -98,7 +100,15 @@ class TenantAdmin(TenantScopedAdmin):
         ("Browsers", {"fields": ["allowed_origins", "tokens_rotated_at"]}),
         (
             "Limits (empty: the service defaults)",
-            {"fields": ["requests_per_minute", "runs_per_minute", "max_active_runs"]},
+            {
+                "fields": [
+                    "requests_per_minute",
+                    "runs_per_minute",
+                    "max_active_runs",
+                    "max_schedules",
+                    "schedule_min_interval_seconds",
+                ]
+            },
         ),
         ("Monthly quotas (empty: unlimited)", {"fields": ["monthly_run_quota", "monthly_token_quota"]}),
         (

@@ -2,6 +2,7 @@
 
 from agui_app.models.conversations import ConversationEntry, ConversationRecord
 from agui_app.models.runs import ClientAttachment, Event, OnDisconnect, Run, RunStatus
+from agui_app.models.schedules import FiringOutcome, Schedule, ScheduleFiring
 from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
 from agui_app.models.webhooks import DeliveryStatus, WebhookDelivery
@@ -13,12 +14,15 @@ __all__ = [
     "ConversationRecord",
     "DeliveryStatus",
     "Event",
+    "FiringOutcome",
     "KeyScope",
     "LoadedCapability",
     "Membership",
     "OnDisconnect",
     "Run",
     "RunStatus",
+    "Schedule",
+    "ScheduleFiring",
     "StateRevision",
     "StateSource",
     "Tenant",

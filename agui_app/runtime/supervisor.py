@@ -79,7 +79,9 @@ class Supervisor:
 
     def on_control(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
-        if kind in ("agui.cancel", "agui.detached"):
+        if kind == "agui.queued":  # a run queued elsewhere (a schedule's firing): start it if free
+            spawn_detached(self.queue_starter(message.get("thread")), name="agui-queued")
+        elif kind in ("agui.cancel", "agui.detached"):
             handle = self.find(str(message.get("thread")), str(message.get("run_id")))
             if handle is not None and kind == "agui.cancel":
                 handle.cancel()

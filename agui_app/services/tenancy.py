@@ -141,4 +141,8 @@ def tenant_limits(tenant: Tenant) -> dict[str, int]:
         "requestsPerMinute": own(tenant.requests_per_minute, settings.AGUI_REQUESTS_PER_MINUTE),
         "runsPerMinute": own(tenant.runs_per_minute, settings.AGUI_RUNS_PER_MINUTE),
         "maxActiveRuns": own(tenant.max_active_runs, settings.AGUI_TENANT_MAX_ACTIVE_RUNS),
+        "maxSchedules": own(tenant.max_schedules, settings.AGUI_SCHEDULES_PER_TENANT),
+        "scheduleMinIntervalSeconds": own(
+            tenant.schedule_min_interval_seconds, settings.AGUI_SCHEDULE_MIN_INTERVAL_SECONDS
+        ),
     }

@@ -71,6 +71,8 @@ class LimitsBody(serializers.Serializer):
     requestsPerMinute = serializers.IntegerField()
     runsPerMinute = serializers.IntegerField()
     maxActiveRuns = serializers.IntegerField()
+    maxSchedules = serializers.IntegerField()
+    scheduleMinIntervalSeconds = serializers.IntegerField()
 
 
 class QuotaUse(serializers.Serializer):

@@ -21,7 +21,13 @@ async def test_the_tenant_shows_its_origins_limits_and_quotas(aclient, owner_ten
     await Tenant.objects.filter(pk=owner_tenant.pk).aupdate(runs_per_minute=7, monthly_run_quota=100)
     body = (await aclient.get("/api/v1/tenant")).json()
     assert body["slug"] == "acme" and body["allowedOrigins"] == []
-    assert body["limits"] == {"requestsPerMinute": 600, "runsPerMinute": 7, "maxActiveRuns": 200}
+    assert body["limits"] == {
+        "requestsPerMinute": 600,
+        "runsPerMinute": 7,
+        "maxActiveRuns": 200,
+        "maxSchedules": 100,
+        "scheduleMinIntervalSeconds": 60,
+    }
     assert body["quotas"]["monthlyRuns"] == 100 and body["quotas"]["monthlyTokens"] is None
     assert body["quotas"]["used"] == {"runs": 0, "tokens": 0}
 
