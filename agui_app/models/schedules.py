@@ -53,6 +53,7 @@ class ScheduleFiring(models.Model):
     schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="firings")
     scheduled_for = models.DateTimeField(help_text="The cron time this firing is for (UTC).")
     fired_at = models.DateTimeField(help_text="When a worker fired it.")
+    fired_by = models.CharField(max_length=200, blank=True, help_text="host:pid:boot of the worker process")
     missed = models.PositiveIntegerField(
         default=0, help_text="Cron times after this one that passed while no worker ran (caught up once)."
     )

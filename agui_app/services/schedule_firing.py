@@ -38,6 +38,7 @@ from agui_app.cron import CronInvalid, next_times
 from agui_app.errors import ApiError
 from agui_app.events.hub import broadcast_control
 from agui_app.models import FiringOutcome, KeyScope, RunStatus, Schedule, ScheduleFiring
+from agui_app.process import PROCESS_ID
 from agui_app.services.runs import run_admit
 
 logger = logging.getLogger(__name__)
@@ -120,7 +121,11 @@ def schedule_fire(*, schedule_pk: Any, now: datetime | None = None) -> ScheduleF
                 schedule.save(update_fields=["paused", "next_fire_at", "updated_at"])
                 return None
             firing = ScheduleFiring(
-                schedule=schedule, scheduled_for=scheduled_for, fired_at=now, missed=missed
+                schedule=schedule,
+                scheduled_for=scheduled_for,
+                fired_at=now,
+                fired_by=PROCESS_ID,
+                missed=missed,
             )
             with transaction.atomic():  # the firing key first: a second firing of this time stops here
                 firing.outcome = FiringOutcome.FAILED
