@@ -42,7 +42,10 @@ def test_it_refuses_what_would_not_fire_predictably(expression: str, why: str) -
 
 def test_a_sixth_field_is_seconds_only_when_the_setting_allows_it(settings) -> None:
     settings.AGUI_SCHEDULE_SECONDS_FIELD = True
-    assert next_times("* * * * * */20", "UTC", NOW, 2) == [NOW.replace(second=40), NOW + timedelta(seconds=30)]
+    assert next_times("* * * * * */20", "UTC", NOW, 2) == [
+        NOW.replace(second=40),
+        NOW + timedelta(seconds=30),
+    ]
 
 
 @pytest.mark.parametrize("zone", ["Mars/Olympus", "", "../etc/passwd", "/etc/localtime", "x" * 65])

@@ -66,7 +66,11 @@ def schedule_run_input(raw: Any) -> dict[str, Any]:
         with_ids.append({**message, "id": message_id})
     stored = {**raw, "messages": with_ids}
     probe = {"threadId": "schedule", "runId": "schedule", "tools": [], "context": [], "state": {}, **stored}
-    run_input_from_json(orjson.dumps(probe), field_prefix="input.")
+    parsed = run_input_from_json(orjson.dumps(probe), field_prefix="input.")
+    if len(parsed.messages) != len(with_ids):  # the adapter skips what the protocol does not know
+        raise input_refusal(
+            "input.messages", "holds a message of a role or content AG-UI 1.0 does not accept"
+        )
     return stored
 
 
