@@ -18,10 +18,15 @@ from agui_app.cron import CronInvalid, check_schedule
 from agui_app.errors import ApiError
 from agui_app.models import Schedule
 from agui_app.selectors.schedules import schedule_firings
-from agui_app.services.schedules import schedule_create, schedule_set_paused, schedule_update
+from agui_app.services.schedules import (
+    THREAD_ID,
+    schedule_create,
+    schedule_input,
+    schedule_set_paused,
+    schedule_update,
+    schedule_webhook,
+)
 from agui_app.services.tenancy import tenant_limits
-from agui_app.transports.inputs import ID_PATTERN
-from agui_app.transports.rest.schedules.inputs import schedule_run_input, schedule_webhook
 from capabilities.admin.common import admin_changed_by
 from capabilities.admin_forms import PrettyJSONField, monospace
 from capabilities.admin_scoping import TenantScopedAdmin
@@ -57,7 +62,7 @@ class ScheduleForm(forms.ModelForm):
 
     def clean_input(self) -> dict[str, Any]:
         try:
-            return schedule_run_input(self.cleaned_data.get("input"))
+            return schedule_input(self.cleaned_data.get("input"))
         except ApiError as exc:
             raise forms.ValidationError(error_text(exc)) from exc
 
@@ -70,7 +75,7 @@ class ScheduleForm(forms.ModelForm):
 
     def clean_thread_id(self) -> str:
         thread_id = self.cleaned_data.get("thread_id") or ""
-        if thread_id and not ID_PATTERN.match(thread_id):
+        if thread_id and not THREAD_ID.match(thread_id):
             raise forms.ValidationError(
                 "1-128 letters, digits and . _ : @ - (starting with a letter or digit)."
             )

@@ -18,7 +18,7 @@ from agui_app.access import Scope
 from agui_app.models import Schedule
 from agui_app.selectors.registry import tenant_agent_or_404
 from agui_app.selectors.schedules import schedule_firings, schedule_or_404, schedules_for
-from agui_app.services.schedules import schedule_create, schedule_delete, schedule_update
+from agui_app.services.schedules import schedule_create, schedule_delete, schedule_update, schedule_webhook
 from agui_app.transports.outputs import firing_body, schedule_body
 from agui_app.transports.rest.base import PAGE, ErrorSerializer, TenantAPIView, page_of
 from agui_app.transports.rest.schedules.inputs import (
@@ -26,7 +26,6 @@ from agui_app.transports.rest.schedules.inputs import (
     ScheduleBody,
     ScheduleWrite,
     schedule_run_input,
-    schedule_webhook,
 )
 
 TAGS = ["schedules"]
