@@ -23,11 +23,13 @@ times (``missed``), and the schedule goes on from the next cron time after now.
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 from ag_ui.core import RunAgentInput
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pydantic import ValidationError
@@ -172,18 +174,25 @@ def admit_firing(schedule: Schedule, firing: ScheduleFiring) -> None:
 
 
 def schedules_fire_due(*, now: datetime | None = None) -> int:
-    """Fire every due schedule (at most ``DUE_PER_PASS`` a pass); returns how many fired. A schedule
-    that fails to fire is logged and tried again at the next pass."""
-    now = now or timezone.now()
-    due = list(
-        Schedule.objects.filter(paused=False, next_fire_at__lte=now)
-        .order_by("next_fire_at")
-        .values_list("pk", flat=True)[:DUE_PER_PASS]
-    )
+    """Fire every due schedule, ``DUE_PER_PASS`` at a time, for at most ``AGUI_SCHEDULE_TICK_SECONDS``
+    (the next pass goes on); returns how many fired. A schedule that fails to fire is logged and tried
+    again at the next pass; one another worker is firing is left to it."""
+    fixed = now
+    deadline = time.monotonic() + settings.AGUI_SCHEDULE_TICK_SECONDS
     fired = 0
-    for schedule_pk in due:
-        try:
-            fired += schedule_fire(schedule_pk=schedule_pk, now=now) is not None
-        except Exception:
-            logger.exception("schedule %s could not fire; the next pass tries again", schedule_pk)
-    return fired
+    while True:
+        moment = fixed or timezone.now()
+        due = list(
+            Schedule.objects.filter(paused=False, next_fire_at__lte=moment)
+            .order_by("next_fire_at")
+            .values_list("pk", flat=True)[:DUE_PER_PASS]
+        )
+        fired_now = 0
+        for schedule_pk in due:
+            try:
+                fired_now += schedule_fire(schedule_pk=schedule_pk, now=moment) is not None
+            except Exception:
+                logger.exception("schedule %s could not fire; the next pass tries again", schedule_pk)
+        fired += fired_now
+        if len(due) < DUE_PER_PASS or not fired_now or time.monotonic() > deadline:
+            return fired

@@ -165,3 +165,14 @@ def test_a_queued_run_records_the_agent_version_it_starts_with(agent: Agent) -> 
     assert started.admission.run.pk == firing.run.pk
     firing.run.refresh_from_db()
     assert firing.run.agent_version == changed.version == started.agent.version
+
+
+@pytest.mark.django_db
+def test_more_due_schedules_than_one_pass_takes_all_fire(agent: Agent, monkeypatch) -> None:
+    from agui_app.services import schedule_firing
+
+    monkeypatch.setattr(schedule_firing, "DUE_PER_PASS", 2)
+    for _ in range(5):
+        make_schedule(agent)
+    assert schedules_fire_due(now=T) == 5
+    assert ScheduleFiring.objects.filter(outcome=FiringOutcome.QUEUED).count() == 5
