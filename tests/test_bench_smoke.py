@@ -158,3 +158,13 @@ def test_the_profile_summary_reads_collapsed_stacks(tmp_path: Path) -> None:
     assert summary["samples"] == 4
     assert summary["self_by_package"][0] == {"pct": 75.0, "samples": 3, "where": "agui_app.runtime"}
     assert package_of(f"{site}/django/db/models/query.py") == "django.db"
+
+
+def test_the_binary_bench_frames_a_realistic_run_both_ways() -> None:
+    from bench import binary
+
+    events = binary.run_events()
+    assert len({e.type for e in events}) == 12 and len(events) > 500
+    figures = binary.measure(quick=True)
+    assert figures["sse_events_per_s"] > 0 and figures["binary_events_per_s"] > 0
+    assert figures["binary_bytes_per_run"] > 0 and set(figures["state_snapshot"]) == {"10KB", "100KB", "1MB"}

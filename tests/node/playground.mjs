@@ -37,6 +37,62 @@ const threadId = (page) => page.textContent("#thread-id");
 const stats = (page) => page.evaluate(() => window.playground.stats());
 const treeText = (page) => page.textContent("#state-tree");
 
+/** The conversation as the page shows it: one [kind, id] per message bubble and tool call, in order. */
+const shownItems = (page) => page.$$eval("#messages > li.msg, #messages > li.tool", (items) => items
+  .filter((i) => i.classList.contains("tool") || i.querySelector(".bubble").textContent !== "")
+  .map((i) => (i.classList.contains("tool") ? ["tool", i.dataset.toolCallId] : [i.classList.contains("user") ? "user" : "assistant", i.dataset.messageId])));
+
+/** The same, from the messages of a MESSAGES_SNAPSHOT. */
+const storedItems = (messages) => messages.flatMap((m) => {
+  if (m.role === "user") return [["user", m.id]];
+  if (m.role !== "assistant") return [];
+  return [...(m.content ? [["assistant", m.id]] : []), ...(m.toolCalls ?? []).map((call) => ["tool", call.id])];
+});
+
+/** Every WebSocket the page opens, and the event frames it receives without a seq (not logged). */
+function watchSockets(page) {
+  const seen = { opened: [], unlogged: [] };
+  page.on("websocket", (socket) => {
+    seen.opened.push(socket.url());
+    socket.on("framereceived", ({ payload }) => {
+      const frame = JSON.parse(payload);
+      if (frame.type === "event" && frame.seq === undefined) seen.unlogged.push(frame.event);
+    });
+  });
+  return seen;
+}
+
+/** Every text the connection indicator shows meanwhile (sampled every 40 ms); ``stop()`` returns them. */
+function watchConnection(page) {
+  const seen = new Set();
+  const timer = setInterval(async () => seen.add(await page.textContent("#conn-text").catch(() => "")), 40);
+  return async () => {
+    clearInterval(timer);
+    seen.add(await page.textContent("#conn-text"));
+    return [...seen];
+  };
+}
+
+/** Whether each part of a card (its children) lies inside the card's content box — within its
+ * padding, to the half pixel — and whether the page scrolls sideways. */
+async function fitsCard(page, card) {
+  return page.$eval(card, (node) => {
+    const box = node.getBoundingClientRect();
+    const style = getComputedStyle(node);
+    const left = box.left + parseFloat(style.borderLeftWidth) + parseFloat(style.paddingLeft);
+    const right = box.right - parseFloat(style.borderRightWidth) - parseFloat(style.paddingRight);
+    const shown = [...node.querySelectorAll(":scope > *, :scope > * > *")].filter((part) => part.getClientRects().length);
+    const parts = shown.map((part) => {
+      const rect = part.getBoundingClientRect();
+      const spills = getComputedStyle(part).overflowX === "visible"; // its content shows past its box
+      return { part: `${part.tagName.toLowerCase()}.${part.className}`, left: rect.left, right: rect.left + Math.max(rect.width, spills ? part.scrollWidth : 0) };
+    });
+    const outside = parts.filter((p) => p.left < left - 0.5 || p.right > right + 0.5);
+    const root = document.documentElement;
+    return { outside, content: [left, right], scrolls: root.scrollWidth > root.clientWidth };
+  });
+}
+
 async function version(page, wanted) {
   await page.waitForFunction((v) => document.querySelector("#state-version").textContent === v, wanted, { timeout: TIMEOUT });
 }
@@ -58,7 +114,10 @@ async function restPatch(thread, ops) {
 
 const scenarios = {
   async weather(page) {
+    await page.goto(hub);
+    const beforeSignIn = await page.textContent("#conn-text");
     await signIn(page, hub);
+    const noThread = { text: await page.textContent("#conn-text"), state: await page.getAttribute("#conn", "data-state") };
     await send(page, "What is the weather in Paris?");
     await runEnds(page);
     await tab(page, "capabilities");
@@ -70,6 +129,7 @@ const scenarios = {
     await page.selectOption("#event-filter", "TEXT_MESSAGE_CONTENT");
     const filtered = await page.$$eval("#event-list li:not([hidden])", (rows) => rows.map((r) => [Number(r.dataset.seq), r.dataset.type]));
     return {
+      beforeSignIn, noThread,
       agentTools: agentDoc.tools.items.map((t) => t.name),
       threadTools: threadDoc.tools.items.map((t) => t.name),
       filtered,
@@ -87,6 +147,10 @@ const scenarios = {
   async state(page) {
     await signIn(page, hub);
     await page.evaluate(() => { window.notReloaded = true; });
+    await send(page, script({ say: "Another thread." })); // one to switch to later
+    await runEnds(page);
+    const other = await threadId(page);
+    await page.click("#new-thread");
     await send(page, script({ call: "load_capability", args: { id: "todos" } }, { call: "add_todo", args: { text: "buy milk" } }, { say: "Added." }));
     await page.waitForFunction(() => document.querySelector("#state-tree").textContent.includes("buy milk"), null, { timeout: TIMEOUT });
     await runEnds(page);
@@ -104,7 +168,7 @@ const scenarios = {
 
     // a stale edit: the page starts editing at this version, someone else patches meanwhile
     await page.click('#state-tree .value[data-path="/todos/0/done"]');
-    const other = await restPatch(thread, [{ op: "add", path: "/note", value: "from someone else" }]);
+    const otherPatch = await restPatch(thread, [{ op: "add", path: "/note", value: "from someone else" }]);
     await version(page, "v3"); // the page sees the other write live, while the edit is still open
     await page.fill("#state-tree input.edit", "true");
     await page.press("#state-tree input.edit", "Enter");
@@ -113,28 +177,45 @@ const scenarios = {
     const result = {
       threadId: thread,
       versionAfterRun, versionAfterEdit,
-      otherPatch: other,
+      otherPatch,
       conflict: await page.textContent("#state-conflict"),
       tree: await treeText(page),
       version: await page.textContent("#state-version"),
       notReloaded: await page.evaluate(() => window.notReloaded === true),
     };
     result.phone = await screenshots(page);
+
+    // the conflict was this thread's: another thread opens without it
+    await page.click(`#threads [data-thread-id="${other}"]`);
+    await page.waitForFunction((id) => document.querySelector("#thread-id").textContent === id, other, { timeout: TIMEOUT });
+    await page.waitForSelector('#messages .msg.assistant .bubble:text-is("Another thread.")', { timeout: TIMEOUT });
+    result.afterSwitch = {
+      thread: await threadId(page) === other,
+      bannerHidden: await page.isHidden("#state-conflict"),
+      banner: await page.textContent("#state-conflict"),
+    };
     return result;
   },
 
   async approval(page) {
+    const sockets = watchSockets(page);
     await signIn(page, hub);
-    const refund = (amount) => script(
+    const connection = watchConnection(page);
+    const refund = (amount, order = "A-1001") => script(
       { call: "load_capability", args: { id: "refunds" } },
-      { call: "issue_refund", args: { order_id: "A-1001", amount } },
+      { call: "issue_refund", args: { order_id: order, amount } },
       { say: "Handled." },
     );
-    await send(page, refund(25));
+    const firstScript = refund(25);
+    await send(page, firstScript);
     await runEnds(page, "awaiting approval");
+    // what the page shows of the question is lost (as if it had missed it): the run's closing
+    // MESSAGES_SNAPSHOT, which has it, puts it back
+    await page.$eval("#messages .msg.user .bubble", (bubble) => { bubble.textContent = "(lost)"; });
     await page.click('#approvals button:text-is("Approve")');
     await runEnds(page);
     const approved = await page.$$eval('.tool[data-tool="issue_refund"] .result', (r) => r.map((x) => x.textContent));
+    const restored = { shown: await page.textContent("#messages .msg.user .bubble"), sent: firstScript };
 
     await send(page, refund(40));
     await runEnds(page, "awaiting approval");
@@ -148,12 +229,66 @@ const scenarios = {
     await page.fill('#approvals input[aria-label="reason"]', "A voucher was given instead.");
     await page.click('#approvals button:text-is("Deny")');
     await runEnds(page);
+    const lastSnapshot = sockets.unlogged.findLast((event) => event.type === "MESSAGES_SNAPSHOT");
+    const shown = {
+      items: await shownItems(page),
+      stored: storedItems(lastSnapshot?.messages ?? []),
+      unloggedRows: await page.$$eval("#event-list li[data-unlogged]", (rows) => rows.map((r) => r.dataset.type)),
+      connection: await connection(),
+      ...(await stats(page)),
+    };
     return {
       threadId: await threadId(page),
-      approved,
+      approved, restored, shown,
+      chips: await page.$$eval('.tool[data-tool="issue_refund"] summary .chip', (c) => c.map((x) => [x.textContent, x.dataset.tone])),
+      sockets: { opened: sockets.opened.length, unlogged: sockets.unlogged.length },
       results: await page.$$eval('.tool[data-tool="issue_refund"] .result', (r) => r.map((x) => x.textContent)),
       answer: await answer(page),
     };
+  },
+
+  // long arguments: the editable box stays inside its card, on a desktop and on a phone
+  async approvalLayout(page) {
+    await signIn(page, hub);
+    await send(page, script(
+      { call: "load_capability", args: { id: "refunds" } },
+      { call: "issue_refund", args: { order_id: `A-${"1234567890".repeat(30)}`, amount: 5 } },
+      { say: "Handled." },
+    ));
+    await runEnds(page, "awaiting approval");
+    const layout = { 1280: await fitsCard(page, "#approvals .approval") };
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(100);
+    layout[390] = await fitsCard(page, "#approvals .approval");
+    await page.$eval("#approvals", (box) => box.scrollIntoView());
+    await page.screenshot({ path: `${ARTIFACTS}/playground-approval-390.png` });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.click('#approvals button:text-is("Deny")');
+    await runEnds(page);
+    return { layout };
+  },
+
+  // calls the model makes to a tool that is not callable: pydantic-ai answers with a retry prompt
+  async unknownTool(page) {
+    await signIn(page, hub);
+    const chips = () => page.$$eval('.tool[data-tool="no_such_tool"] summary .chip', (c) => c.map((x) => [x.textContent, x.dataset.tone]));
+    await send(page, script({ call: "no_such_tool", args: {} }, { say: "First." }));
+    await runEnds(page);
+    const live = await chips(); // the first turn has no closing snapshot: the stream alone
+    await send(page, script({ call: "no_such_tool", args: { x: 1 } }, { call: "load_capability", args: { id: "weather" } },
+      { call: "get_forecast", args: { city: "Paris" } }, { say: "Second." }));
+    await runEnds(page); // the run's closing snapshot came just before its end
+    const afterSnapshot = await chips();
+    const others = await page.$$eval('.tool:not([data-tool="no_such_tool"]) summary .chip', (c) => c.map((x) => x.textContent));
+    const thread = await threadId(page);
+    await page.reload(); // hydrated from the stored messages
+    await page.waitForSelector("#app:not([hidden])", { timeout: TIMEOUT });
+    await page.click(`#threads [data-thread-id="${thread}"]`);
+    await page.waitForSelector('.tool[data-tool="get_forecast"] .result:not([hidden])', { timeout: TIMEOUT });
+    const title = await page.getAttribute('.tool[data-tool="no_such_tool"] summary .chip', "title");
+    await page.$$eval('.tool[data-tool="no_such_tool"]', (items) => items.at(-1).scrollIntoView());
+    await page.screenshot({ path: `${ARTIFACTS}/playground-unknown-tool-1280.png` });
+    return { threadId: thread, live, afterSnapshot, others, hydrated: await chips(), title, answer: await answer(page) };
   },
 
   async resume(page) {

@@ -4,6 +4,57 @@
 
 import { fill, h, pretty } from "./dom.js";
 
+/** What a tool call's chip says: label, tone, and a title for the ones that need explaining. */
+export const TOOL_STATUS = {
+  calling: ["calling", "running"],
+  awaiting: ["awaiting approval", "warn"],
+  done: ["done", "ok"],
+  failed: ["failed", "error", "The result is an error: the tool failed or asked the model to try again."],
+  retry: ["retry asked", "warn", "The model was asked to try again (its arguments, or the tool, said so)."],
+  unknown: ["not run · unknown tool", "skipped", "No tool of this name is callable here: the model was told so and asked to retry. Nothing ran."],
+  invalid: ["not run · invalid arguments", "skipped", "The arguments did not validate: the model was told so and asked to retry. Nothing ran."],
+  denied: ["denied · not run", "skipped", "Denied in an approval: the tool did not run."],
+  cancelled: ["cancelled · not run", "skipped", "The approval was cancelled: the tool did not run."],
+};
+/** Calls known not to have run: a later "done" (the result the model was sent) does not undo that. */
+const NOT_RUN = new Set(["unknown", "invalid", "denied", "cancelled"]);
+/** Outcomes the stream's events tell apart; a snapshot's bare ``error`` only says "failed". */
+const SPECIFIC = new Set([...NOT_RUN, "retry"]);
+
+/** How a tool result reads: pydantic-ai answers a call it refused before running with a retry prompt
+ * as the result — "Unknown tool name: …" for a tool that is not callable, pydantic's validation
+ * errors (``[{type, loc, msg, …}]``) for arguments that do not fit. ``error`` is the stored tool
+ * message's (MESSAGES_SNAPSHOT): set for every result that is not a success. */
+export function resultStatus(content, error = null) {
+  const text = typeof content === "string" ? content : "";
+  if (text.startsWith("Unknown tool name: ")) return "unknown";
+  if (isValidationErrors(text)) return "invalid";
+  return error ? "failed" : "done";
+}
+
+function isValidationErrors(text) {
+  if (!text.startsWith("[{")) return false;
+  try {
+    const errors = JSON.parse(text);
+    return errors.every((e) => typeof e?.type === "string" && Array.isArray(e.loc) && typeof e.msg === "string");
+  } catch {
+    return false;
+  }
+}
+
+/** The status an ``agui.tool_call_audit`` result (its ``outcome``) or ``agui.tool_call_decision``
+ * event gives a call; null when it says nothing new. The audit is the hub's word on how a call
+ * ended (``unknown_tool``: the model named a tool the run does not have, so nothing ran; ``retry``:
+ * another retry prompt); ``resultStatus`` reads the same from the result where no audit is at hand. */
+export function auditStatus(event) {
+  const value = event.value ?? {};
+  if (event.name === "agui.tool_call_decision") return { denied: "denied", cancelled: "cancelled" }[value.decision] ?? null;
+  if (event.name === "agui.tool_call_audit" && value.phase === "result") {
+    return { unknown_tool: "unknown", retry: "retry", failed: "failed", error: "failed" }[value.outcome] ?? null;
+  }
+  return null;
+}
+
 export class Conversation {
   constructor(list) {
     this.list = list;
@@ -34,7 +85,7 @@ export class Conversation {
   // --- items ------------------------------------------------------------------------------------
 
   user(id, text) {
-    this.item(id, () => ({ kind: "user", node: h("li.msg.user", {}, h("div.bubble", {}, text)) }));
+    this.item(id, () => ({ kind: "user", node: h("li.msg.user", { dataset: { messageId: id } }, h("div.bubble", {}, text)) }));
     this.scroll();
   }
 
@@ -57,17 +108,36 @@ export class Conversation {
     return this.item(`tool:${id}`, () => {
       const args = h("pre.code", {});
       const result = h("pre.code.result", { hidden: true });
-      const status = h("span.chip", { dataset: { tone: "running" } }, "calling");
+      const status = h("span.chip.tool-status", { dataset: { tone: "running" } }, "calling");
       const node = h(
-        "li.tool", { dataset: { toolCallId: id, tool: name } },
+        "li.tool", { dataset: { toolCallId: id, tool: name, status: "calling" } },
         h("details", { open: true },
           h("summary", {}, h("span.tool-name", {}, name), status),
           h("div.tool-label", {}, "arguments"), args,
           h("div.tool-label.result-label", { hidden: true }, "result"), result),
       );
       this.toolNames.set(id, { name, args: "" });
-      return { kind: "tool", name, args, result, status, node, raw: "" };
+      return { kind: "tool", name, args, result, status, node, raw: "", state: "calling" };
     });
+  }
+
+  /** Set a tool call's chip (a key of TOOL_STATUS). A call known not to have run stays so. */
+  setStatus(toolCallId, state) {
+    const item = this.items.get(`tool:${toolCallId}`);
+    if (!item || (NOT_RUN.has(item.state) && !NOT_RUN.has(state))) return;
+    const [label, tone, title] = TOOL_STATUS[state];
+    item.state = state;
+    item.node.dataset.status = state;
+    item.status.textContent = label;
+    item.status.dataset.tone = tone;
+    if (title) item.status.title = title;
+    else item.status.removeAttribute("title");
+  }
+
+  /** A CUSTOM audit or decision event of a call (live, or replayed after a hydration). */
+  outcome(event) {
+    const state = event.type === "CUSTOM" ? auditStatus(event) : null;
+    if (state) this.setStatus(event.value.toolCallId, state);
   }
 
   notice(text, tone = "info") {
@@ -110,7 +180,8 @@ export class Conversation {
         if (item) item.args.textContent = pretty(item.raw || "{}");
         break;
       }
-      case "TOOL_CALL_RESULT": this.result(event.toolCallId, event.content, false); break;
+      case "TOOL_CALL_RESULT": this.result(event.toolCallId, event.content, null); break;
+      case "MESSAGES_SNAPSHOT": this.snapshot(event.messages ?? []); break;
       case "RUN_ERROR": this.error(event.message, event.code); break;
       case "ACTIVITY_SNAPSHOT":
         if (event.content?.added?.length) this.notice(`Now callable: ${event.content.added.join(", ")}`);
@@ -118,33 +189,44 @@ export class Conversation {
       case "CUSTOM":
         if (event.name === "agui.capability_skipped") {
           this.notice(`Capability ${event.value?.id} left out: ${event.value?.reason}`, "warn");
-        }
+        } else this.outcome(event);
         break;
       default: return;
     }
     this.scroll();
   }
 
-  result(toolCallId, content, failed) {
+  /** A call's result; ``error`` is a stored tool message's (a snapshot's), null on the live stream. */
+  result(toolCallId, content, error) {
     const item = this.items.get(`tool:${toolCallId}`) ?? this.tool(toolCallId, "tool");
     item.result.hidden = false;
     item.node.querySelector(".result-label").hidden = false;
     item.result.textContent = pretty(content);
-    item.status.textContent = failed ? "failed" : "done";
-    item.status.dataset.tone = failed ? "error" : "ok";
+    this.setStatus(toolCallId, resultStatus(content, error));
   }
 
   awaiting(toolCallId) {
-    const item = this.items.get(`tool:${toolCallId}`);
-    if (item && item.status.textContent === "calling") {
-      item.status.textContent = "awaiting approval";
-      item.status.dataset.tone = "warn";
-    }
+    if (this.items.get(`tool:${toolCallId}`)?.state === "calling") this.setStatus(toolCallId, "awaiting");
   }
 
-  /** The stored history (MESSAGES_SNAPSHOT): rebuilt from scratch. */
+  /** The stored history (MESSAGES_SNAPSHOT: a hydration, or a run's closing one) replaces the
+   * messages shown. What only the page shows — notices, errors — stays after the message it
+   * followed, and a call's outcome the stream told apart (not run, denied, retry) is kept: a stored
+   * tool message only says ``error``. */
   snapshot(messages) {
+    const known = new Map([...this.items.values()].filter((item) => SPECIFIC.has(item.state))
+      .map((item) => [item.node.dataset.toolCallId, item.state]));
+    const keys = new Set(messages.flatMap(keysOf));
+    const keyOf = new Map([...this.items].map(([key, item]) => [item.node, key]));
+    const extras = new Map([[null, []]]); // the key of the message they follow → page-only lines
+    let anchor = null;
+    for (const node of this.list.children) {
+      const key = keyOf.get(node);
+      if (key === undefined) extras.get(anchor).push(node);
+      else if (keys.has(key) && !extras.has(key)) extras.set((anchor = key), []);
+    }
     this.clear();
+    this.list.append(...extras.get(null));
     for (const message of messages) {
       if (message.role === "user") this.user(message.id, textOf(message.content));
       else if (message.role === "assistant") {
@@ -155,11 +237,21 @@ export class Conversation {
           item.args.textContent = pretty(call.function.arguments || "{}");
           this.toolNames.get(call.id).args = item.raw;
         }
-      } else if (message.role === "tool") this.result(message.toolCallId, message.content, Boolean(message.error));
+      } else if (message.role === "tool") this.result(message.toolCallId, message.content, message.error ?? null);
       else if (message.role === "reasoning") this.reasoning(message.id).body.textContent = textOf(message.content);
+      for (const key of keysOf(message)) this.items.get(key)?.node.after(...(extras.get(key) ?? []));
     }
+    for (const [toolCallId, state] of known) this.setStatus(toolCallId, state);
     this.scroll();
   }
+}
+
+/** The keys of the items a stored message is shown as (see ``item``). */
+function keysOf(message) {
+  if (message.role === "user") return [message.id];
+  if (message.role === "assistant") return [message.content ? message.id : null, ...(message.toolCalls ?? []).map((call) => `tool:${call.id}`)].filter(Boolean);
+  if (message.role === "reasoning") return [`reasoning:${message.id}`];
+  return [];
 }
 
 function textOf(content) {

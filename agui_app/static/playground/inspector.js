@@ -47,6 +47,7 @@ function summary(event) {
     case "TOOL_CALL_START": return event.toolCallName;
     case "TOOL_CALL_RESULT": return String(event.content).slice(0, 80);
     case "STATE_DELTA": return event.delta.map((op) => `${op.op} ${op.path}`).join(", ");
+    case "MESSAGES_SNAPSHOT": return `${event.messages?.length ?? 0} messages`;
     case "RUN_STARTED": return event.runId;
     case "RUN_FINISHED": return event.outcome?.type ?? "success";
     case "RUN_ERROR": return `${event.code ?? ""} ${event.message ?? ""}`;
@@ -83,10 +84,12 @@ export class EventLog {
       fill(this.filter, h("option", { value: "" }, "All types"), options);
       this.filter.value = chosen;
     }
-    const row = h("li", { dataset: { type: event.type, seq }, hidden: Boolean(this.filter.value) && this.filter.value !== event.type },
+    const logged = seq !== null && seq !== undefined; // a run's closing MESSAGES_SNAPSHOT is not logged
+    const row = h("li", { dataset: logged ? { type: event.type, seq } : { type: event.type, unlogged: "" }, hidden: Boolean(this.filter.value) && this.filter.value !== event.type },
       h("details", {},
-        h("summary", {}, h("span.seq", {}, `#${seq ?? "–"}`), h("span.type", {}, event.type),
-          h("span.sum", {}, summary(event)), replayed ? h("span.muted", {}, "earlier") : null),
+        h("summary", {}, h("span.seq", {}, logged ? `#${seq}` : "#–"), h("span.type", {}, event.type),
+          h("span.sum", {}, summary(event)), replayed ? h("span.muted", {}, "earlier") : null,
+          logged ? null : h("span.muted", { title: "Sent on the run's stream only: not in the event log" }, "not logged")),
         h("pre.code", {}, JSON.stringify(event, null, 2))));
     const atBottom = this.list.scrollTop + this.list.clientHeight >= this.list.scrollHeight - 30;
     this.list.append(row);
@@ -107,8 +110,8 @@ export class EventLog {
     this.counted();
   }
 
-  /** The seqs shown, in order (what a test checks for gaps and repeats). */
+  /** The seqs shown, in order (what a test checks for gaps and repeats); unlogged events have none. */
   seqs() {
-    return [...this.list.children].map((row) => Number(row.dataset.seq));
+    return [...this.list.children].filter((row) => row.dataset.seq !== undefined).map((row) => Number(row.dataset.seq));
   }
 }

@@ -76,7 +76,8 @@ function closeThread() {
   setVersion(0);
   setRun(null);
   $("#thread-id").textContent = "";
-  connection({ state: "offline", transport: app.transport, detail: "" });
+  clearBanner(); // a conflict belongs to the thread it happened on
+  connection({ state: "idle", transport: app.transport, detail: "" });
 }
 
 let opening = 0;
@@ -103,7 +104,11 @@ async function openThread(threadId) {
   else await resyncState(); // a hub without versioned state events
   const earlier = await app.api.events(threadId, Math.max(0, hydrated.cursor - EARLIER_EVENTS), EARLIER_EVENTS);
   if (stale()) return;
-  for (const item of earlier.items) if (item.seq <= hydrated.cursor) log.add(item.seq, item.event, { replayed: true });
+  for (const item of earlier.items) {
+    if (item.seq > hydrated.cursor) continue;
+    log.add(item.seq, item.event, { replayed: true });
+    conversation.outcome(item.event); // a call the stored messages only say "error" of: denied, not run…
+  }
   app.stream = new ThreadStream({
     api: app.api, threadId, transport: app.transport, after: hydrated.cursor,
     onEvent, onStatus: connection, onError: socketError,
@@ -260,12 +265,21 @@ async function resyncState() {
   quietly(refreshThreads()); // their versions and last seqs
 }
 
-async function sendPatch(ops, baseVersion) {
+function clearBanner() {
   const banner = $("#state-conflict");
   banner.hidden = true;
+  fill(banner);
+  delete banner.dataset.kind;
+}
+
+async function sendPatch(ops, baseVersion) {
+  const banner = $("#state-conflict");
+  const threadId = app.threadId;
+  clearBanner();
   try {
     await app.api.patchState(app.threadId, ops, baseVersion); // the STATE_DELTA arrives on the stream
   } catch (error) {
+    if (threadId !== app.threadId) return; // the page moved on to another thread meanwhile
     banner.hidden = false;
     banner.dataset.tone = "error";
     if (error.status === 412) {
@@ -306,7 +320,7 @@ function connection({ state, transport, detail }) {
   const conn = $("#conn");
   conn.dataset.state = state;
   const name = transport === "websocket" ? "WebSocket" : "SSE";
-  const label = { live: `live · ${name}`, connecting: `connecting · ${name}`, reconnecting: "reconnecting", offline: "offline", error: "disconnected" }[state];
+  const label = { idle: "no thread", live: `live · ${name}`, connecting: `connecting · ${name}`, reconnecting: "reconnecting", error: "disconnected" }[state];
   $("#conn-text").textContent = detail ? `${label} · ${detail}` : label;
 }
 
@@ -365,6 +379,9 @@ for (const tab of document.querySelectorAll("[role=tab]")) {
 // For tests and the curious: what the stream delivered.
 window.playground = {
   app,
-  stats: () => ({ lastSeq: app.stream?.lastSeq ?? 0, duplicates: app.stream?.duplicates ?? 0, resumes: app.stream?.resumes ?? 0, seqs: log.seqs() }),
+  stats: () => ({
+    lastSeq: app.stream?.lastSeq ?? 0, duplicates: app.stream?.duplicates ?? 0, resumes: app.stream?.resumes ?? 0,
+    unlogged: app.stream?.unlogged ?? 0, seqs: log.seqs(),
+  }),
 };
 boot(showApp);

@@ -1,7 +1,8 @@
 // One thread's live event stream, resumable by seq. WebSocket when the agent declares it
 // (``transport.websocket``), else SSE (``GET …/events`` with ``Last-Event-ID``). Either way every
 // event goes through ``ingest``: delivered once, in seq order — a repeat is dropped, a gap makes
-// the stream resume from the last seq it delivered.
+// the stream resume from the last seq it delivered. An event with no seq is not in the log (a run's
+// closing ``MESSAGES_SNAPSHOT``): it is delivered as it comes and moves no cursor.
 
 import { runInput, sseFrames } from "./api.js";
 
@@ -16,6 +17,7 @@ export class ThreadStream {
     this.attempt = 0;
     this.resumes = 0;
     this.duplicates = 0;
+    this.unlogged = 0; // events delivered without a seq
     this.socket = null;
     this.follow = null; // AbortController of the SSE follow request
   }
@@ -38,6 +40,13 @@ export class ThreadStream {
   }
 
   ingest(seq, event) {
+    if (seq === null || seq === undefined) {
+      // Not logged, so no gap and nothing to resume from: the server sends it on the run's own
+      // stream right before the run's terminal event, which then comes with the next seq.
+      this.unlogged += 1;
+      this.onEvent(null, event);
+      return;
+    }
     if (seq <= this.lastSeq) {
       this.duplicates += 1;
       return;
@@ -91,6 +100,7 @@ export class ThreadStream {
       this.pingTimer = setInterval(() => socket.send('{"type":"ping"}'), 20000);
     };
     socket.onmessage = (message) => {
+      if (socket !== this.socket) return; // a socket given up on (a gap): its late frames are not ours
       const frame = JSON.parse(message.data);
       if (frame.type === "event") this.ingest(frame.seq, frame.event);
       // On a staff page the cookie opens the socket as the session; the auth frame narrows it to

@@ -1,6 +1,7 @@
 """The playground at ``/``, in a real browser (Debian's headless Chromium, driven by playwright-core
 through ``tests/node/playground.mjs``) against a real server: a staff member signs in, runs the demo
-agent, watches and edits the shared state, approves a tool call, and loses the connection mid-run.
+agent, watches and edits the shared state, approves a tool call, sees a call to an unknown tool not
+run, and loses the connection mid-run.
 Screenshots at 1280 and 390 px go to ``test-artifacts/`` (git-ignored)."""
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def test_a_member_signs_in_asks_for_the_weather_and_sees_the_answer_and_the_weat
 ) -> None:
     seen = drive("weather", *ready)
 
+    assert seen["beforeSignIn"] == "no thread", "nothing is connected yet: not 'offline'"
+    assert seen["noThread"] == {"text": "no thread", "state": "idle"}, "an agent picked, no thread open yet"
     assert any("Forecast for Paris" in text for text in seen["answer"]), seen["answer"]
     assert seen["tools"] == ["load_capability", "get_forecast"]
     assert seen["loaded"] == ["weatherv1"]  # the capability and the skill version its load used
@@ -117,19 +120,63 @@ def test_the_state_tree_follows_a_run_sends_edits_and_shows_a_stale_edit_as_a_co
     assert seen["phone"]["scrollWidth"] <= seen["phone"]["clientWidth"], "the 390 px page scrolls sideways"
     for width in (1280, 390):
         assert (ARTIFACTS / f"playground-{width}.png").stat().st_size > 10_000
+    assert seen["afterSwitch"] == {"thread": True, "bannerHidden": True, "banner": ""}, (
+        "the conflict was the other thread's"
+    )
 
 
-def test_approvals_given_in_the_page_resume_the_run_approved_edited_or_denied(
+def test_approvals_resume_the_run_approved_edited_or_denied_and_its_closing_snapshot_applies_without_a_reconnect(
     ready: tuple[ServerProcess, Any, str],
 ) -> None:
+    """A resumed run (and any turn that sent only its new message) ends with a MESSAGES_SNAPSHOT frame
+    with no seq: it is not logged, so it is no gap — the page applies it and stays connected."""
     seen = drive("approval", *ready)
 
     assert seen["approved"] == ["Refunded 25.00 on order A-1001."]
     assert seen["results"][:2] == ["Refunded 25.00 on order A-1001.", "Refunded 10.00 on order A-1001."]
     assert "A voucher was given instead." in seen["results"][2] and "Refunded" not in seen["results"][2]
+    assert seen["chips"] == [["done", "ok"], ["done", "ok"], ["denied · not run", "skipped"]]
     runs = Run.objects.filter(thread__thread_id=seen["threadId"]).order_by("started_at")
     assert [run.status for run in runs] == ["succeeded"] * 6
     assert [(run.outcome or {}).get("type") == "interrupt" for run in runs] == [True, False] * 3
+
+    shown = seen["shown"]
+    assert seen["restored"]["shown"] == seen["restored"]["sent"], "the snapshot replaced what the page showed"
+    assert seen["sockets"]["unlogged"] == shown["unlogged"] == 5  # each resume and each later turn
+    assert shown["unloggedRows"] == ["MESSAGES_SNAPSHOT"] * 5, "listed, without a seq"
+    assert shown["items"] == shown["stored"] and len(shown["items"]) == 12, (
+        "the page shows the stored history"
+    )
+    assert seen["sockets"]["opened"] == 1, "the WebSocket was never reopened"
+    assert shown["resumes"] == 0
+    assert not [text for text in shown["connection"] if "resum" in text or "reconnecting" in text], shown[
+        "connection"
+    ]
+    last_seq = Thread.objects.get(thread_id=seen["threadId"]).last_seq
+    assert shown["seqs"] == list(range(1, last_seq + 1)) and shown["lastSeq"] == last_seq
+
+
+def test_an_approval_cards_arguments_stay_inside_the_card_at_1280_and_390_px(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    seen = drive("approvalLayout", *ready)
+
+    for width in ("1280", "390"):  # every part: the argument box, the message, the buttons
+        assert seen["layout"][width]["outside"] == [], seen["layout"]
+        assert not seen["layout"][width]["scrolls"], seen["layout"]
+    assert (ARTIFACTS / "playground-approval-390.png").stat().st_size > 10_000
+
+
+def test_a_call_to_an_unknown_tool_shows_that_it_did_not_run(ready: tuple[ServerProcess, Any, str]) -> None:
+    seen = drive("unknownTool", *ready)
+
+    not_run = ["not run · unknown tool", "skipped"]
+    assert seen["live"] == [not_run], "from the stream: the retry prompt pydantic-ai answered the model with"
+    assert seen["afterSnapshot"] == [not_run, not_run], "the closing snapshot (its tool message has an error)"
+    assert seen["hydrated"] == [not_run, not_run], "from the stored messages"
+    assert "Nothing ran" in seen["title"]
+    assert seen["others"] == ["done", "done"]  # load_capability and get_forecast ran
+    assert seen["answer"][-1] == "Second."
 
 
 def test_a_connection_cut_mid_run_resumes_from_the_last_seq_with_no_text_lost_or_repeated(
