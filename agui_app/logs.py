@@ -1,19 +1,28 @@
-"""Structured log lines: one per run start and end, one per refused request.
+"""Structured log lines: one per run start and end, one per refused request — and the filter that
+keeps every log line, Django's and the servers' own included, free of what a client sent.
 
 The fields travel as the record's ``extra`` (``tenant``, ``agent``, ``thread_id``, ``run_id``, ``status``,
 ``duration_ms``, ``events``, ``input_tokens``, ``output_tokens``, ``error_code``, ``code``, …).
 ``AGUI_LOG_FORMAT=json`` writes each record as one JSON object (``JsonFormatter``); otherwise the
 message is followed by ``key=value`` pairs (``KeyValueFormatter``). A credential never goes into a
 field: callers pass slugs, ids and codes only.
+
+``RequestDataFilter`` (on the console handler, ``project.settings.LOGGING``) is for the records we do
+not write ourselves: Django's ``django.request`` warnings carry the request object, whose repr holds
+the query string; access lines (``django.server``, ``django.channels.server``, ``uvicorn.access``) and
+exception texts may hold a URL with its query; ``django.security.DisallowedHost`` names the Host
+header. A request becomes ``"<METHOD> <path>"``, a URL loses its query, that header's value goes.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from django.http import HttpRequest
 
 from agui_app import metrics
 
@@ -29,6 +38,55 @@ def fields_of(record: logging.LogRecord) -> dict[str, Any]:
     return {key: value for key, value in vars(record).items() if key not in _STANDARD}
 
 
+# A path or an absolute URL followed by a query string: the query goes, the path stays.
+QUERY = re.compile(r"((?:\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/?#\"'<>]*)?/[^\s?#\"'<>]*)\?[^\s\"'<>]+")
+QUERY_REMOVED = r"\1?[query removed]"
+# Messages that quote a header: replaced whole (the exception, which repeats the value, is dropped).
+HEADER_MESSAGES = {
+    "django.security.DisallowedHost": "Invalid HTTP_HOST header: not in ALLOWED_HOSTS (the value is not logged).",
+}
+_traceback = logging.Formatter()
+
+
+def without_query(text: str) -> str:
+    """``text`` with the query string of every path or URL in it removed."""
+    return QUERY.sub(QUERY_REMOVED, text) if "?" in text else text
+
+
+def request_summary(request: HttpRequest) -> str:
+    """What a log line may say of a request: its method and path (never the query, a header or the body)."""
+    return f"{request.method} {request.path}"
+
+
+class RequestDataFilter(logging.Filter):
+    """Removes query strings, headers and bodies from a record before any handler writes it (see the
+    module docstring). Changes the record in place and always lets it through; applying it twice
+    changes nothing more."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for key, value in fields_of(record).items():
+            if isinstance(value, HttpRequest):
+                setattr(record, key, request_summary(value))
+            elif isinstance(value, str) and "?" in value:
+                setattr(record, key, without_query(value))
+        if record.name in HEADER_MESSAGES:
+            record.msg, record.args = HEADER_MESSAGES[record.name], ()
+            record.exc_info = record.exc_text = None
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: logging's own error report handles it
+            return True
+        cleaned = without_query(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, ()  # formatted once here, so nothing re-adds the query
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _traceback.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = without_query(record.exc_text)
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         body: dict[str, Any] = {
@@ -39,8 +97,8 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
             **fields_of(record),
         }
-        if record.exc_info:
-            body["exception"] = self.formatException(record.exc_info)
+        if record.exc_info or record.exc_text:  # the filter may have cleaned the traceback's text
+            body["exception"] = record.exc_text or self.formatException(record.exc_info)  # type: ignore[arg-type]
         return orjson.dumps(body, default=str).decode()
 
 

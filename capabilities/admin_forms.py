@@ -20,6 +20,7 @@ from capabilities.admin_scoping import SameTenantInlineFormSet, scope_queryset, 
 from capabilities.bundles import BundleUnreadable, read_bundle
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
+from capabilities.llm import model_id_problem
 from capabilities.models import Agent, Skill
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
@@ -227,11 +228,10 @@ class AgentForm(forms.ModelForm):
         help_text='Predictive state, e.g. [{"tool": "write_document", "argument": "text", "state_key": '
         '"/document"}]: while the model streams that tool call, clients see the argument grow at state_key.',
     )
-    webhook_url = forms.URLField(
-        required=False,
+    webhook_url = forms.CharField(  # checked by the outbound rule alone (clean_webhook_url), so the
+        required=False,  # message says why a URL is refused (Django's URL check only says "invalid")
         max_length=2000,
-        assume_scheme="https",
-        help_text="Optional URL told about every finished run.",
+        help_text="Optional http(s) URL told about every finished run.",
     )
     output_schema = PrettyJSONField(
         required=False,
@@ -257,6 +257,13 @@ class AgentForm(forms.ModelForm):
                 [f"{error.path or '(the document)'}: {error.message}" for error in exc.errors],
                 code="invalid_declaration",
             ) from exc
+
+    def clean_model(self) -> str:
+        model = self.cleaned_data.get("model") or ""
+        # As the API: checked when it changes (an agent stored with another id can still be edited).
+        if "model" in self.changed_data and (problem := model_id_problem(model)) is not None:
+            raise ValidationError(problem, code="unknown_model")
+        return model
 
     def clean_webhook_url(self) -> str:
         url = self.cleaned_data.get("webhook_url") or ""

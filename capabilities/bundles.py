@@ -4,10 +4,16 @@ Shared by the admin import and ``POST /api/v1/skills/import``, with the same lim
 ``AGUI_SKILL_IMPORT_MAX_FILES`` files, ``AGUI_SKILL_IMPORT_MAX_BYTES`` uncompressed and no member
 compressed more than ``AGUI_SKILL_IMPORT_MAX_RATIO``:1 (both checked from the zip directory before
 anything is inflated; zipfile stops at a member's declared size).
+
+A member's name must be a plain relative path (``refunds.md``, or ``pdf-forms/scripts/fill.py`` in an
+Agent Skills folder): no ``..`` or ``.`` part, no empty part, no leading ``/``, no drive letter, no
+backslash, no control character (``member_name_problem``). Names become skill file names and resource
+paths that ``read_skill_resource`` serves, so a zip with one such name is refused whole.
 """
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import PurePosixPath
 from typing import Protocol
@@ -15,6 +21,8 @@ from typing import Protocol
 from django.conf import settings
 
 from capabilities.skills.agent_skills import SKILL_FILE
+
+DRIVE = re.compile(r"[A-Za-z]:")
 
 
 class Upload(Protocol):
@@ -27,6 +35,22 @@ class Upload(Protocol):
     def seek(self, offset: int, whence: int = 0) -> int: ...
 
     def tell(self) -> int: ...
+
+
+def member_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a plain relative path inside a bundle, or ``None``."""
+    if not name:
+        return "an empty name"
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in name):
+        return "a control character in the name"
+    if "\\" in name:
+        return "a backslash in the name (use / between folders)"
+    if name.startswith("/") or DRIVE.match(name):
+        return "an absolute path"
+    parts = name.removesuffix("/").split("/")  # a folder's entry ends with "/"
+    if any(part in ("", ".", "..") for part in parts):
+        return "a '..', '.' or empty part in the path"
+    return None
 
 
 class BundleUnreadable(ValueError):
@@ -78,6 +102,13 @@ def read_bundle(
         elif suffix == ".zip":
             try:
                 with zipfile.ZipFile(upload) as archive:
+                    unsafe = [
+                        f"{name}/{m.filename}: not a plain relative path ({problem}); nothing was imported"
+                        for m in archive.infolist()
+                        if (problem := member_name_problem(m.filename)) is not None
+                    ]
+                    if unsafe:
+                        raise BundleUnreadable(unsafe[:20])
                     members = [m for m in archive.infolist() if not m.is_dir()]
                     if len(members) > 2 * settings.AGUI_SKILL_IMPORT_MAX_FILES:
                         raise BundleUnreadable([f"{name}: {len(members)} entries; too many to import"])

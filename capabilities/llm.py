@@ -9,10 +9,34 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model, infer_model, infer_model_profile
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from pydantic_ai.native_tools import AbstractNativeTool
+from pydantic_ai.providers import infer_provider_class
 
 from capabilities.demo_model import demo_stream
 
 DEMO = "demo"
+
+
+def model_id_problem(model_id: str) -> str | None:
+    """Why ``model_id`` cannot name a model (a message naming it), or ``None``: it is ``demo``, or
+    ``<provider>:<model name>`` with a provider pydantic-ai's ``infer_model`` knows. A known
+    provider whose SDK is not installed passes: its runs say which package is missing."""
+    if model_id == DEMO:
+        return None
+    if not model_id or any(char.isspace() or not char.isprintable() for char in model_id):
+        return "must name a model (a pydantic-ai model id, or 'demo') without spaces or control characters"
+    provider, colon, name = model_id.partition(":")
+    if not colon or not provider or not name:
+        return f"must be 'demo' or '<provider>:<model name>' (e.g. 'openai-chat:gpt-4o'), not {model_id!r}"
+    try:
+        infer_provider_class(provider)
+    except ImportError:
+        return None  # a provider pydantic-ai knows; its SDK is missing here
+    except ValueError:
+        return (
+            f"{provider!r} is not a model provider pydantic-ai knows (e.g. 'openai-chat', 'anthropic', "
+            "'google', 'groq', 'mistral', 'bedrock', 'ollama'), nor 'demo'"
+        )
+    return None
 
 
 class ModelUnavailable(Exception):

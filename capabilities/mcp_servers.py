@@ -15,8 +15,11 @@ The capability (``Capability(id=server_id, description=…, toolsets=[…], defe
 - a call connects (once per run, lazily) and runs the tool; a server that is down, slow or failing ends
   that call with ``ToolFailed`` — a clear tool error the model reads — never a failed run.
 
-The URL is checked against the outbound rule (``resolve_outbound_url``) before connecting; headers
-(secrets) are decrypted only here and scrubbed from every message and log line.
+The URL is checked against the outbound rule (``resolve_outbound_url``) before connecting, for a
+clear refusal; every request then goes through the client of :func:`mcp_http_client`, whose
+``AsyncPinnedTransport`` connects only to the address it checked (no DNS rebinding, and a redirect
+or a later request is checked too). Headers (secrets) are decrypted only here, set on that client
+and scrubbed from every message and log line.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import httpx2
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
@@ -37,7 +41,8 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import WrapperToolset
 
 from capabilities.models import McpServer
-from capabilities.outbound import OutboundRefused, resolve_outbound_url
+from capabilities.outbound import OutboundRefused, Resolver, resolve_outbound_url, system_resolver
+from capabilities.outbound.pinning import AsyncPinnedTransport
 from capabilities.secrets import decrypt_mapping, scrub
 
 logger = logging.getLogger(__name__)
@@ -75,11 +80,49 @@ def store_tools(*, server_pk: int, tools: list[dict[str, Any]] | None, error: st
     McpServer.objects.filter(pk=server_pk).update(**fields)
 
 
+def mcp_http_client(
+    server: McpServer, headers: dict[str, str], transport: AsyncPinnedTransport
+) -> httpx2.AsyncClient:
+    """The HTTP client of the server's MCP session: its headers, its timeouts (MCP's 300 s read
+    timeout for held streams, at least the call timeout), no redirect to another origin (the MCP
+    transports follow those within the server's origin themselves) and the pinned ``transport``."""
+    return httpx2.AsyncClient(
+        transport=transport,
+        headers=headers,
+        timeout=httpx2.Timeout(
+            server.call_timeout_seconds,
+            connect=server.connect_timeout_seconds,
+            read=max(300.0, server.call_timeout_seconds),
+        ),
+        follow_redirects=False,
+    )
+
+
+def mcp_toolset(
+    server: McpServer, headers: dict[str, str], *, resolver: Resolver = system_resolver, **options: Any
+) -> tuple[Any, AsyncPinnedTransport]:
+    """pydantic-ai's ``MCPToolset`` for ``server`` on its own :func:`mcp_http_client`, and that client's
+    transport (the toolset never closes a client it was given: close the transport's connections)."""
+    from pydantic_ai.mcp import MCPToolset  # imports fastmcp: only runs that use MCP pay for it
+
+    transport = AsyncPinnedTransport(resolver=resolver)
+    toolset = MCPToolset(
+        server.url,
+        id=server.server_id,
+        http_client=mcp_http_client(server, headers, transport),
+        init_timeout=server.connect_timeout_seconds,
+        **options,
+    )
+    return toolset, transport
+
+
 @dataclass
 class McpServerToolset(WrapperToolset[Any]):
-    """``wrapped`` is the server's ``MCPToolset``; see the module docstring for when it connects."""
+    """``wrapped`` is the server's ``MCPToolset``; see the module docstring for when it connects.
+    ``transport``: its client's transport, whose connections are closed when the toolset exits."""
 
     server: McpServer = field(kw_only=True)
+    transport: AsyncPinnedTransport | None = field(default=None, kw_only=True)
     secrets: list[str] = field(default_factory=list, kw_only=True)
     # Names the run already has (registry tools, framework tools, earlier servers' tools): a server
     # tool of the same name is left out, since pydantic-ai refuses a run with two tools of one name.
@@ -97,6 +140,8 @@ class McpServerToolset(WrapperToolset[Any]):
                 await self.wrapped.__aexit__(*args)
             except Exception as exc:  # closing a dead connection must not fail the run
                 logger.info("MCP server %s: closing failed: %s", self.server.server_id, self._safe(exc))
+        if self.transport is not None:
+            await self.transport.aclose()  # its connections; the client stays usable for a later session
         return None
 
     def _safe(self, exc: BaseException) -> str:
@@ -104,7 +149,8 @@ class McpServerToolset(WrapperToolset[Any]):
 
     async def _connect(self) -> None:
         if not self._connected:
-            await asyncio.to_thread(resolve_outbound_url, self.server.url)  # blocking DNS
+            resolver = self.transport.resolver if self.transport is not None else system_resolver
+            await asyncio.to_thread(resolve_outbound_url, self.server.url, resolver)  # blocking DNS
             async with asyncio.timeout(self.server.connect_timeout_seconds):
                 await self.wrapped.__aenter__()
             self._connected = True
@@ -235,14 +281,10 @@ def mcp_load_check(capabilities: list[Capability[Any]]) -> McpLoadCheck | None:
 def build_mcp_capability(server: McpServer, *, reserved: frozenset[str] = frozenset()) -> Capability[Any]:
     """The run's capability for ``server`` (a fresh ``MCPToolset``: toolsets hold a connection);
     ``reserved``: tool names the run has already, which the server's tools may not take."""
-    from pydantic_ai.mcp import MCPToolset  # imports fastmcp: only runs that use MCP pay for it
-
     headers = decrypt_mapping(server.headers_encrypted)
-    toolset = MCPToolset(
-        server.url,
-        id=server.server_id,
-        headers=headers or None,
-        init_timeout=server.connect_timeout_seconds,
+    toolset, transport = mcp_toolset(
+        server,
+        headers,
         read_timeout=server.call_timeout_seconds,
         tool_error_behavior="failed",  # a tool error the server reports is shown to the model, no retry
         include_instructions=False,  # the tenant's server text must not gain instruction authority
@@ -252,7 +294,11 @@ def build_mcp_capability(server: McpServer, *, reserved: frozenset[str] = frozen
         description=server.description,
         toolsets=[
             McpServerToolset(
-                toolset, server=server, secrets=list(headers.values()), reserved=reserved | FRAMEWORK_TOOLS
+                toolset,
+                server=server,
+                transport=transport,
+                secrets=list(headers.values()),
+                reserved=reserved | FRAMEWORK_TOOLS,
             )
         ],
         defer_loading=server.defer_loading,

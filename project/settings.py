@@ -272,9 +272,31 @@ LOGGING = {
         },
         "json": {"()": "agui_app.logs.JsonFormatter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": AGUI_LOG_FORMAT}},
+    # No query string, header or body in any line: the filter cleans what Django and the servers log.
+    "filters": {"request_data": {"()": "agui_app.logs.RequestDataFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": AGUI_LOG_FORMAT,
+            "filters": ["request_data"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        # Django's and the servers' loggers write through the console handler (and its filter), not
+        # through handlers of their own (Django's defaults and uvicorn's own configuration add some).
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.server": {"handlers": [], "level": "INFO", "propagate": True},
+        "uvicorn": {"handlers": [], "propagate": True},
+        "uvicorn.access": {"handlers": [], "propagate": True},
+        "django.db.backends": {"level": "INFO"},
+        # Their INFO line per request names the URL an outbound call went to (a webhook's may hold
+        # the receiver's token): warnings only.
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+        "httpcore2": {"level": "WARNING"},
+    },
 }
 
 # --- AG-UI Hub --------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from capabilities.services.skills import skill_import_bundle
 from tests.support.asgi import AsgiClient
 from tests.support.credential_audit import AUDIT
 from tests.support.credential_audit import install as install_credential_audit
+from tests.support.network import only_loopback  # noqa: F401  (a fixture: connections stay on loopback)
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_DIR = ROOT / "tests" / "node"
@@ -67,14 +69,52 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 install_credential_audit()
+AUDIT_RESULT = pytest.StashKey[tuple[str, list[str]]]()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _processes_logs_are_audited(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Server and worker processes log to ``*.log`` files under the run's temporary directory: the
+    run's end searches them too (``pytest_sessionfinish``)."""
+    AUDIT.log_dirs.append(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(autouse=True)
 def _no_credential_in_the_logs() -> Iterator[None]:
-    """The test fails if a log record emitted during it holds a key or token (``credential_audit``)."""
+    """The test fails if a log line written during it holds a key or token (``credential_audit``)."""
     AUDIT.start_test()
     yield
     assert not AUDIT.leaks, f"a key or token was logged: {AUDIT.leaks}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The whole run's logs (this process's lines and every process's ``*.log``) hold none of the
+    keys, tokens and webhook secrets the suite minted, whichever test minted them."""
+    started = time.monotonic()
+    files = AUDIT.log_files()
+    size = sum(path.stat().st_size for path in files if path.exists())
+    leaks = AUDIT.scan(files)
+    AUDIT.close(keep=bool(leaks))
+    session.config.stash[AUDIT_RESULT] = (
+        f"credential audit: {len(AUDIT.ever)} minted credentials searched for in {len(files)} log files "
+        f"({size / 1e6:.1f} MB, {time.monotonic() - started:.1f} s): {len(leaks)} found",
+        leaks,
+    )
+    if leaks:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if AUDIT_RESULT not in config.stash:
+        return
+    line, leaks = config.stash[AUDIT_RESULT]
+    terminalreporter.write_line(line, red=bool(leaks))
+    if leaks:
+        terminalreporter.write_line(
+            f"credentials in the logs (the run's log is kept: {AUDIT.run_log}):", red=True
+        )
+        for leak in leaks[:50]:
+            terminalreporter.write_line(f"  {leak}", red=True)
 
 
 @pytest.fixture(autouse=True)

@@ -6,9 +6,10 @@ answer; a try that failed and has tries left asks huey to run the job again afte
 (``webhook_sweep``: at the consumer's start-up and every ``AGUI_WEBHOOK_SWEEP_MINUTES``) enqueues
 deliveries whose job was lost.
 
-Outbound rules (``capabilities.outbound``): the URL's addresses are checked right before the request;
-redirects are not followed (a 3xx is a failed try); a timeout bounds the whole request; only the
-first ``EXCERPT_CHARS`` of the answer are read and kept.
+Outbound rules (``capabilities.outbound``): the request goes through ``PinnedTransport``, which
+resolves the URL's host once, refuses it unless every address is allowed and connects to the address
+it checked (no DNS rebinding); redirects are not followed (a 3xx is a failed try); a timeout bounds
+the whole request; only the first ``EXCERPT_CHARS`` of the answer are read and kept.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from agui_app.services.webhook_tries import (
     delivery_claim,
     delivery_record,
 )
-from capabilities.outbound import OutboundRefused, resolve_outbound_url
+from capabilities.outbound import OutboundRefused, Resolver, system_resolver, validate_outbound_url
+from capabilities.outbound.pinning import PinnedTransport
 
 logger = logging.getLogger(__name__)
 USER_AGENT = "agui-hub-webhooks/1"
@@ -56,7 +58,9 @@ def sign(key: bytes, webhook_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
 
 
-def send(delivery: WebhookDelivery, keys: list[bytes]) -> Answer:
+def send(delivery: WebhookDelivery, keys: list[bytes], *, resolver: Resolver = system_resolver) -> Answer:
+    """POST the delivery once, signed with each of ``keys``; ``resolver``: how the host is looked up
+    (tests inject one)."""
     body = orjson.dumps(delivery.payload)
     timestamp = int(time.time())
     headers = {
@@ -68,9 +72,13 @@ def send(delivery: WebhookDelivery, keys: list[bytes]) -> Answer:
         "webhook-signature": " ".join(sign(key, delivery.webhook_id, timestamp, body) for key in keys),
     }
     try:
-        resolve_outbound_url(delivery.url)
+        validate_outbound_url(delivery.url)  # a URL stored before the rule changed is refused here too
         with (
-            httpx.Client(timeout=settings.AGUI_WEBHOOK_TIMEOUT_SECONDS, follow_redirects=False) as client,
+            httpx.Client(
+                transport=PinnedTransport(resolver=resolver),
+                timeout=settings.AGUI_WEBHOOK_TIMEOUT_SECONDS,
+                follow_redirects=False,
+            ) as client,
             client.stream("POST", delivery.url, content=body, headers=headers) as response,
         ):
             excerpt = b""

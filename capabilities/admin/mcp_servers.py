@@ -39,7 +39,8 @@ class McpServerForm(forms.ModelForm):
         "Stored encrypted and never shown again; leave empty to keep the current headers, {} to remove them.",
     )
     agents = forms.ModelMultipleChoiceField(queryset=Agent.objects.none(), required=False)
-    url = forms.URLField(max_length=2000, assume_scheme="https", help_text="The Streamable HTTP endpoint.")
+    # Checked by the outbound rule alone (``check_spec`` in ``clean``), which says why it refuses a URL.
+    url = forms.CharField(max_length=2000, help_text="The Streamable HTTP endpoint (http:// or https://).")
 
     class Meta:
         model = McpServer

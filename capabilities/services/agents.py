@@ -1,6 +1,7 @@
 """Agent writes: create, update (fields and which skills it offers), delete.
 
-The rules are the admin form's (``capabilities.admin_forms.AgentForm`` calls the same checks): JSON
+The rules are the admin form's (``capabilities.admin_forms.AgentForm`` calls the same checks): a model
+id pydantic-ai knows the provider of, or ``demo`` (``capabilities.llm.model_id_problem``), JSON
 Schemas checked (``capabilities.schemas``), declared capabilities validated against the AG-UI model and
 held to what the runtime does for this agent (``capabilities.declarations``), skills of the same
 tenant with no two exposing one tool name (``capabilities.conflicts``). A refused write saves nothing
@@ -17,6 +18,7 @@ from django.db import transaction
 
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
+from capabilities.llm import model_id_problem
 from capabilities.models import AGENT_WRITABLE_FIELDS, Agent, AgentSkill, AgentVersion, OnDisconnect, Skill
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
@@ -80,8 +82,8 @@ def check_fields(fields: Mapping[str, Any], *, current: Agent | None = None) -> 
             errors["webhook_url"] = [str(exc)]
     if "on_disconnect" in fields and fields["on_disconnect"] not in OnDisconnect.values:
         errors["on_disconnect"] = [f"must be one of {', '.join(OnDisconnect.values)}"]
-    if "model" in fields and not str(fields["model"]).strip():
-        errors["model"] = ["must name a model (a pydantic-ai model id, or 'demo')"]
+    if "model" in fields and (problem := model_id_problem(str(fields["model"]))) is not None:
+        errors["model"] = [problem]  # an unknown provider would only fail at run time
     if "output_schema" not in errors:
         model = clean.get("model", current.model if current else None) or ""
         schema = (

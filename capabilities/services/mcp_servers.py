@@ -16,7 +16,7 @@ from asgiref.sync import async_to_sync
 from django.db import IntegrityError, transaction
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from capabilities.mcp_servers import McpServerToolset, store_tools
+from capabilities.mcp_servers import McpServerToolset, mcp_toolset, store_tools
 from capabilities.models import Agent, McpServer
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.secrets import decrypt_mapping, encrypt_mapping, scrub
@@ -194,23 +194,13 @@ def mcp_server_delete(*, server: McpServer, changed_by: str = "") -> None:
 def mcp_server_refresh_tools(*, server: McpServer) -> McpServer:
     """Ask the server for its tools now (admin's "refresh"), store them, and return the row re-read.
     A server that cannot be reached keeps its last tools and records the (scrubbed) error."""
-    from pydantic_ai.mcp import MCPToolset
-
     headers = decrypt_mapping(server.headers_encrypted)
     stale = McpServer(**{f.attname: getattr(server, f.attname) for f in McpServer._meta.concrete_fields})
     stale.tools_cached_at = None  # force the discovery
 
     async def discover() -> None:
-        toolset = McpServerToolset(
-            MCPToolset(
-                server.url,
-                id=server.server_id,
-                headers=headers or None,
-                init_timeout=server.connect_timeout_seconds,
-            ),
-            server=stale,
-            secrets=list(headers.values()),
-        )
+        wrapped, transport = mcp_toolset(server, headers)
+        toolset = McpServerToolset(wrapped, server=stale, transport=transport, secrets=list(headers.values()))
         try:
             await toolset.refresh()
         finally:

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from capabilities.bundles import member_name_problem
 from capabilities.conflicts import ToolConflict, builtin_names, conflicts_if_skills_change
 from capabilities.models import Agent, AgentSkill, Skill, SkillVersion
 from capabilities.services.agent_versions import agent_record_version, agents_record_versions
@@ -202,9 +203,17 @@ def skill_import_bundle(
     replacing the ones it had (``capabilities.skills.agent_skills``).
 
     Raises:
-        SkillRejected: listing every failing file, line and field, a duplicate id across files, or a
+        SkillRejected: listing every failing file, line and field, a duplicate id across files, a
+            file name that is not a plain relative path (``bundles.member_name_problem``), or a
             tool-name conflict the bundle would create in any agent (``agent`` included).
     """
+    unsafe = [
+        SkillParseError(f"not a plain relative path ({problem})", filename=name)
+        for name in [*files, *(resources or {})]
+        if (problem := member_name_problem(name)) is not None
+    ]
+    if unsafe:  # what the zip reader refuses, whoever hands the names in
+        raise SkillRejected(unsafe)
     files, owned = split_bundle(files, resources or {})
     files = {name: to_skill_source(text) if is_agent_skill(name) else text for name, text in files.items()}
     too_big = [

@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import tempfile
+from pathlib import Path
 
+import jwt
 import pytest
 from asgiref.sync import sync_to_async
 from rest_framework.test import APIClient
 
 import project.asgi  # noqa: F401  (its django.setup() configures logging anew: before caplog's handler)
 from agui_app.logs import JsonFormatter, KeyValueFormatter
+from agui_app.models import ApiKey
 from agui_app.services.tokens import token_mint
+from agui_app.services.webhook_secrets import new_secret
 from capabilities.models import Agent
 from tests.support.asgi import AsgiClient
 from tests.support.inputs import run_input, script, user
@@ -97,3 +103,33 @@ def test_the_suite_wide_audit_catches_a_logged_key(owner_key: str) -> None:
     logging.getLogger("agui.test").warning("careless: %s", owner_key.split("_", 2)[2])
     assert AUDIT.leaks and "careless" in AUDIT.leaks[0]
     AUDIT.leaks.clear()  # this test logged it on purpose
+    AUDIT.log_files()  # flushes the run's log
+    assert owner_key in AUDIT.found_in(AUDIT.run_log.read_text())  # the run's end would find it too
+    AUDIT.forgive(owner_key)
+
+
+def test_the_run_wide_audit_finds_any_minted_credential_in_any_process_log() -> None:
+    from tests.support.credential_audit import CredentialAudit
+
+    audit = CredentialAudit()
+    # Outside the run's temporary directory: the real audit must not find these planted leaks.
+    tmp_path = Path(tempfile.mkdtemp(prefix="agui-audit-test-"))
+    key, _ = ApiKey.generate()
+    token = jwt.encode({"sub": "alice"}, "k" * 32, algorithm="HS256")
+    secret = new_secret()
+    for credential in (key, token, secret):
+        audit.created(credential)
+    audit.start_test()  # minted in an earlier test: no longer the running test's
+    audit.log_dirs.append(tmp_path)
+    (tmp_path / "server-1.log").write_text(
+        f"INFO agui: fine\nWARNING x: got {key.split('_', 2)[2]} in a header\n"
+        f"INFO y: token={token.rsplit('.', 1)[1]}\n"
+    )
+    (tmp_path / "worker-1.log").write_text(f"DEBUG z: signing with {secret.removeprefix('whsec_')[:30]}\n")
+    try:
+        leaks = audit.scan()
+    finally:
+        audit.close(keep=False)
+        shutil.rmtree(tmp_path)
+    assert [leak.rsplit(" (", 1)[1] for leak in leaks] == ["an API key)", "a user token)"]
+    assert "server-1.log:2:" in leaks[0] and "server-1.log:3:" in leaks[1]  # a part of a secret is no leak

@@ -1,8 +1,10 @@
 """A small MCP server (the ``mcp`` package's ``MCPServer``, Streamable HTTP) for tests, with two tools.
 
-Run as ``python -m tests.support.mcp_server PORT SECRET [sse]``: it listens on 127.0.0.1:PORT at ``/mcp``
-(or, with ``sse``, the SSE transport at ``/sse``) and answers 401 to a request without the header
-``X-Api-Secret: SECRET`` (so a test sees the header sent).
+Run as ``python -m tests.support.mcp_server PORT SECRET [http|sse [HOST_NAME …]]``: it listens on
+127.0.0.1:PORT at ``/mcp`` (or, with ``sse``, the SSE transport at ``/sse``) and answers 401 to a
+request without the header ``X-Api-Secret: SECRET`` (so a test sees the header sent). The SDK's DNS
+rebinding protection stays on: it accepts ``Host: 127.0.0.1:…`` (and localhost), plus ``HOST_NAME:…``
+for each name given.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 
 server = MCPServer("orders-test")
 
@@ -41,5 +44,13 @@ def guarded(app: Any, secret: str) -> Any:
 
 if __name__ == "__main__":
     port, secret = int(sys.argv[1]), sys.argv[2]
-    app = server.sse_app() if sys.argv[3:] == ["sse"] else server.streamable_http_app()
+    transport, names = (sys.argv[3] if len(sys.argv) > 3 else "http"), sys.argv[4:]
+    security = TransportSecuritySettings(
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", *(f"{name}:*" for name in names)]
+    )
+    app = (
+        server.sse_app(transport_security=security)
+        if transport == "sse"
+        else server.streamable_http_app(transport_security=security)
+    )
     uvicorn.run(guarded(app, secret), host="127.0.0.1", port=port, log_level="warning")

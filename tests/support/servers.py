@@ -63,8 +63,13 @@ class ServerProcess:
 
 
 def start_server(
-    tmp_path: Path, *, server: str = "uvicorn", extra_env: dict[str, str] | None = None
+    tmp_path: Path,
+    *,
+    server: str = "uvicorn",
+    extra_env: dict[str, str] | None = None,
+    access_log: bool = False,
 ) -> ServerProcess:
+    """``access_log``: uvicorn writes a line per request (through the project's logging)."""
     port = free_port()
     env = {
         **os.environ,
@@ -86,7 +91,7 @@ def start_server(
             "127.0.0.1",
             "--port",
             str(port),
-            "--no-access-log",
+            *([] if access_log else ["--no-access-log"]),
         ]
     else:
         command = [

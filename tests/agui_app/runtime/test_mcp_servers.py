@@ -11,15 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from asgiref.sync import sync_to_async
 from cryptography.fernet import Fernet
@@ -28,8 +23,10 @@ from django.urls import reverse
 from capabilities.models import McpServer
 from tests.support.http import get_json, stream_run
 from tests.support.inputs import run_input, script, user
+from tests.support.mcp_process import McpProcess
+from tests.support.mcp_process import start_mcp_server as start_mcp_process
 from tests.support.runs import stream
-from tests.support.servers import ROOT, free_port, start_server
+from tests.support.servers import start_server
 from tests.support.sse import Frame
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,34 +38,8 @@ LOOKUP = {"call": "lookup_order", "args": {"order_id": "A-7"}}
 DELIVERED = "Order A-7: delivered on 2026-05-01."
 
 
-@dataclass
-class McpProcess:
-    process: subprocess.Popen[bytes]
-    url: str
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
-
-
 def start_mcp_server(transport: str = "http", port: int | None = None) -> McpProcess:
-    port = port or free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.mcp_server", str(port), SECRET, transport],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    started = McpProcess(process, f"http://127.0.0.1:{port}/{'sse' if transport == 'sse' else 'mcp'}")
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(started.url, timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    return started
+    return start_mcp_process(SECRET, transport, port=port)
 
 
 @pytest.fixture

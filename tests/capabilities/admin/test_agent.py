@@ -218,3 +218,10 @@ def test_a_webhook_url_on_a_private_address_is_refused(
     post_agent(admin_client, agent, webhook_url="https://hooks.example.com/agui")
     agent.refresh_from_db()
     assert agent.webhook_url == "https://hooks.example.com/agui"
+
+
+def test_an_unknown_model_is_refused_naming_its_provider(admin_client: Client, agent: Agent) -> None:
+    errors = field_errors(post_agent(admin_client, agent, model="evil:model"), "model")
+    assert errors and "'evil' is not a model provider pydantic-ai knows" in errors[0]
+    agent.refresh_from_db()
+    assert agent.model == "demo"

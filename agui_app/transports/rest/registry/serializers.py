@@ -16,6 +16,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from capabilities.models import AGENT_WRITABLE_FIELDS, Agent, AgentVersion, OnDisconnect, Skill, SkillVersion
+from capabilities.outbound import outbound_url_validator
 from capabilities.services.agents import MAX_EXECUTION_SECONDS, MAX_ITERATIONS
 from capabilities.skills import SKILL_ID_PATTERN
 
@@ -88,7 +89,13 @@ class AgentSerializer(serializers.Serializer):
         required=False,
         help_text="Declared parts of AG-UI AgentCapabilities (identity, multimodal, custom, …).",
     )
-    webhookUrl = serializers.URLField(source="webhook_url", max_length=2000, required=False, allow_blank=True)
+    webhookUrl = serializers.CharField(  # the outbound rule alone: it says why it refuses a URL
+        source="webhook_url",
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        validators=[outbound_url_validator],
+    )
     onDisconnect = serializers.ChoiceField(
         source="on_disconnect", choices=OnDisconnect.choices, required=False
     )
