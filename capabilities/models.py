@@ -26,6 +26,28 @@ class OnDisconnect(models.TextChoices):
     CONTINUE = "continue"
 
 
+# The fields of an agent a write may set (model attribute names, in the admin form's order); its skills,
+# always-on skills and MCP servers are set apart. The services, the admin form, the registry API and
+# the agent versions all use exactly these.
+AGENT_WRITABLE_FIELDS = (
+    "name",
+    "description",
+    "model",
+    "fallback_models",
+    "instructions",
+    "max_iterations",
+    "max_execution_seconds",
+    "parallel_tool_calls",
+    "state_schema",
+    "predict_state",
+    "output_schema",
+    "declared_capabilities",
+    "webhook_url",
+    "on_disconnect",
+    "memory",
+)
+
+
 class Agent(models.Model):
     """An agent a tenant serves at ``/api/v1/agents/{slug}``."""
 
@@ -88,6 +110,12 @@ class Agent(models.Model):
         choices=OnDisconnect.choices,
         default=OnDisconnect.CANCEL,
         help_text="What a run does when its client goes away, unless the run input says otherwise.",
+    )
+    version = models.PositiveIntegerField(
+        default=0,
+        editable=False,
+        help_text="The number of its latest AgentVersion (0: none recorded yet); bumped in the transaction "
+        "that changes the agent, so (pk, version) names one definition.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -198,6 +226,34 @@ class SkillVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.skill.skill_id} v{self.number}"
+
+
+class AgentVersion(models.Model):
+    """An immutable snapshot of an agent's definition (its fields, skills, always-on skills and MCP
+    servers), made by every change of the agent (``capabilities.services.agent_versions``)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    snapshot = models.JSONField(help_text="The definition: the writable fields, skill_ids, always_on_ids, …")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_by = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Who made the change: key:<prefix>, admin:<username>, command:<name>, import, migration.",
+    )
+    note = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "number"], name="agent_version_unique_number")
+        ]
+        ordering = ["-number"]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug} v{self.number}"
 
 
 class AgentSkill(models.Model):

@@ -5,7 +5,15 @@ from __future__ import annotations
 from django.db.models import Prefetch, QuerySet
 
 from capabilities.availability import offer, offered_mcp_servers
-from capabilities.models import Agent, AgentSkill, McpServer, ModelCredential, Skill, SkillVersion
+from capabilities.models import (
+    Agent,
+    AgentSkill,
+    AgentVersion,
+    McpServer,
+    ModelCredential,
+    Skill,
+    SkillVersion,
+)
 
 
 def agents_for_tenant(tenant_id: int, *, with_skills: bool = False) -> QuerySet[Agent]:
@@ -40,6 +48,11 @@ def skill_for_tenant(tenant_id: int, skill_id: str) -> Skill | None:
 def skill_versions(skill: Skill) -> QuerySet[SkillVersion]:
     """Newest first."""
     return SkillVersion.objects.filter(skill=skill).order_by("-number")
+
+
+def agent_versions(agent: Agent) -> QuerySet[AgentVersion]:
+    """Newest first."""
+    return AgentVersion.objects.filter(agent=agent).order_by("-number")
 
 
 def enabled_skill_ids(agent: Agent) -> set[str]:

@@ -420,6 +420,15 @@ AGUI_EVENT_RETENTION_MINUTES = env_int("AGUI_EVENT_RETENTION_MINUTES", 60)  # ho
 # After a rotation the previous webhook secret signs too (a second signature) for this long.
 AGUI_WEBHOOK_SECRET_GRACE_SECONDS = env_int("AGUI_WEBHOOK_SECRET_GRACE_SECONDS", 86400)
 
+# Schedules (services.schedules): per tenant at most this many (a tenant's own limit wins), firing at
+# most once per MIN_INTERVAL; the worker looks for due schedules every TICK seconds (1-60). The seconds
+# field lets a cron have a 6th field, seconds — for tests and demos only (MIN_INTERVAL still holds).
+AGUI_SCHEDULES_PER_TENANT = env_int("AGUI_SCHEDULES_PER_TENANT", 100)
+AGUI_SCHEDULE_MIN_INTERVAL_SECONDS = env_int("AGUI_SCHEDULE_MIN_INTERVAL_SECONDS", 60)
+AGUI_SCHEDULE_TICK_SECONDS = min(60, max(1, env_int("AGUI_SCHEDULE_TICK_SECONDS", 10)))
+AGUI_SCHEDULE_SECONDS_FIELD = env_bool("AGUI_SCHEDULE_SECONDS_FIELD", False)
+AGUI_SCHEDULE_INPUT_MAX_BYTES = env_int("AGUI_SCHEDULE_INPUT_MAX_BYTES", 64 * 1024)  # its input, as JSON
+
 # huey, the task queue: Redis storage when REDIS_URL is set, else a SQLite file of its own
 # (AGUI_TASKS_SQLITE_FILE); AGUI_TASKS_STORAGE=memory keeps it in the process (the tests' default).
 # Its consumer is `manage.py run_huey` (scripts/serve.sh starts it beside the server).

@@ -18,6 +18,7 @@ urlpatterns = [
     path("api/v1/", include("agui_app.transports.rest.access.urls")),
     path("api/v1/", include("agui_app.transports.rest.registry.urls")),
     path("api/v1/", include("agui_app.transports.rest.memory.urls")),
+    path("api/v1/", include("agui_app.transports.rest.schedules.urls")),
     path("api/v1/schema", SchemaView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),

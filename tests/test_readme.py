@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -44,3 +46,22 @@ def test_the_readmes_stopping_agent_is_the_one_the_node_test_runs() -> None:
     block = re.search(r"<!-- stopping-agent-snippet -->\n```js\n(.*?)```", readme, re.DOTALL)
     assert block is not None
     assert block.group(1).strip() == snippet.group(1).strip()
+
+
+@pytest.mark.django_db
+def test_the_readmes_schedule_example_creates_a_schedule(api, agent) -> None:
+    """The curl of "Schedules", its body sent as written, makes the schedule the README says."""
+    import json
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- schedule-example -->\n```bash\n(.*?)```", readme, re.DOTALL)
+    assert block is not None and "curl -X POST http://127.0.0.1:8000/api/v1/schedules" in block.group(1)
+    body = json.loads(re.search(r"-d '(.*)'", block.group(1)).group(1))
+    response = api.post("/api/v1/schedules", body, format="json")
+    assert response.status_code == 201, response.content
+    created = response.json()
+    assert (created["threadId"], created["cron"], created["webhook"]) == (
+        "daily-report",
+        "0 9 * * mon-fri",
+        {"url": "https://hooks.example.com/agui"},
+    )

@@ -66,6 +66,8 @@ class TenantForm(forms.ModelForm):
             "requests_per_minute",
             "runs_per_minute",
             "max_active_runs",
+            "max_schedules",
+            "schedule_min_interval_seconds",
             "monthly_run_quota",
             "monthly_token_quota",
             "event_compact_after_days",
@@ -110,6 +112,8 @@ class TenantAdmin(TenantScopedAdmin):
                     "max_active_runs",
                     "memory_max_items",
                     "memory_max_item_bytes",
+                    "max_schedules",
+                    "schedule_min_interval_seconds",
                 ]
             },
         ),

@@ -3,6 +3,7 @@
 from agui_app.models.conversations import ConversationEntry, ConversationRecord
 from agui_app.models.memory import MemoryItem, MemoryNamespace
 from agui_app.models.runs import Event, OnDisconnect, Run, RunStatus
+from agui_app.models.schedules import FiringOutcome, Schedule, ScheduleFiring
 from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
 from agui_app.models.webhooks import DeliveryStatus, WebhookDelivery
@@ -13,6 +14,7 @@ __all__ = [
     "ConversationRecord",
     "DeliveryStatus",
     "Event",
+    "FiringOutcome",
     "KeyScope",
     "LoadedCapability",
     "Membership",
@@ -21,6 +23,8 @@ __all__ = [
     "OnDisconnect",
     "Run",
     "RunStatus",
+    "Schedule",
+    "ScheduleFiring",
     "StateRevision",
     "StateSource",
     "Tenant",

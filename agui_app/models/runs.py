@@ -50,6 +50,11 @@ class Run(models.Model):
     state_version_before = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="The state version before the run wrote any (for a rollback)."
     )
+    agent_version = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The agent's version (Agent.version) this run ran with; null: never versioned.",
+    )
     events_compacted_at = models.DateTimeField(
         null=True, blank=True, help_text="When its token-level events were merged (retention)."
     )

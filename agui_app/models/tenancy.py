@@ -52,6 +52,14 @@ class Tenant(models.Model):
     max_active_runs = models.PositiveIntegerField(
         null=True, blank=True, help_text="Runs at once across the tenant (empty: default)."
     )
+    max_schedules = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Schedules the tenant may have (empty: default)."
+    )
+    schedule_min_interval_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The shortest time between two firings of a schedule (empty: default).",
+    )
     monthly_run_quota = models.PositiveIntegerField(
         null=True, blank=True, help_text="Runs per calendar month, UTC (empty: unlimited)."
     )

@@ -106,7 +106,15 @@ class Supervisor:
         return None
 
     def on_control(self, message: dict[str, Any]) -> None:
-        if message.get("type") == "agui.cancel":
+        kind = message.get("type")
+        if kind == "agui.queued":  # a run queued elsewhere (a schedule's firing): start it if free
+            thread = message.get("thread")
+
+            async def start() -> None:
+                await self.queue_starter(thread)
+
+            spawn_detached(start(), name="agui-queued")
+        elif kind == "agui.cancel":
             handle = self.find(str(message.get("thread")), str(message.get("run_id")))
             if handle is not None:
                 handle.cancel()

@@ -8,9 +8,10 @@ the registry API, where a missing object and another tenant's are the same ``Not
 from __future__ import annotations
 
 from agui_app.errors import not_found
-from capabilities.models import Agent, McpServer, ModelCredential, Skill, SkillVersion
+from capabilities.models import Agent, AgentVersion, McpServer, ModelCredential, Skill, SkillVersion
 from capabilities.selectors import (
     agent_for_tenant,
+    agent_versions,
     mcp_server_for_tenant,
     model_credential_for_tenant,
     skill_for_tenant,
@@ -34,6 +35,13 @@ def skill_or_404(tenant_id: int, skill_id: str) -> Skill:
 
 def skill_version_or_404(skill: Skill, number: int) -> SkillVersion:
     version = skill_versions(skill).filter(number=number).first()
+    if version is None:
+        raise not_found("Version")
+    return version
+
+
+def agent_version_or_404(agent: Agent, number: int) -> AgentVersion:
+    version = agent_versions(agent).filter(number=number).select_related("agent").first()
     if version is None:
         raise not_found("Version")
     return version

@@ -56,6 +56,7 @@ def run_admit(
     on_disconnect: str | None = None,
     opening: Sequence[PendingEvent] = (),
     attached: bool = True,
+    queue: bool = False,
 ) -> Admission:
     """Create the thread on first use (owned by the principal's end user, if any) and admit a new
     run on it. The agent was looked up for ``principal`` already.
@@ -66,6 +67,7 @@ def run_admit(
     With ``forwardedProps.multitask = "enqueue"`` on a busy thread the run is admitted ``queued``
     (its input kept; ``run_start_queued`` starts it when the thread is free). ``on_disconnect``
     overrides ``forwardedProps.onDisconnect`` and the agent's default (background runs: continue).
+    ``queue``: admit it ``queued`` even on a free thread (a caller that cannot run it: the scheduler).
 
     A run that starts now is *opened* in the same transaction: its ``RUN_STARTED``, the
     ``STATE_SNAPSHOT`` of the stored state, then ``opening`` (the events its stream starts with: left
@@ -116,8 +118,10 @@ def run_admit(
                 raise ThreadBusy(active, abandoned=abandoned)
             if any(r.run_id == run_input.run_id for r in runs):
                 raise Conflict(f"Run {run_input.run_id!r} already exists on this thread.", code="run_exists")
-            if active is not None or (
-                options.multitask == "enqueue" and any(r.status == RunStatus.QUEUED for r in runs)
+            if (
+                queue
+                or active is not None
+                or (options.multitask == "enqueue" and any(r.status == RunStatus.QUEUED for r in runs))
             ):
                 # An enqueued run was asked for later: its client need not stay (continue by default).
                 return _enqueue(
@@ -148,6 +152,7 @@ def run_admit(
                 # what a rollback of this run returns to (the thread row is locked and current)
                 history_head=record.get("head_id") or "",
                 state_version_before=thread.state_version,
+                agent_version=agent.version or None,  # what the run is assembled from (agent versions)
             )
             cursor = thread.last_seq
             opened = append_events(

@@ -69,8 +69,10 @@ def run_start_queued(*, thread_pk: uuid.UUID) -> QueuedStart | None:
                 setattr(run, name, value)
             run.status, run.owner, run.heartbeat_at, run.detached_at = RunStatus.RUNNING, PROCESS_ID, now, now
             run.queued_input = None
+            run.agent_version = thread.agent.version or None  # the definition it starts with
             run.save(
                 update_fields=[
+                    "agent_version",
                     "status",
                     "owner",
                     "heartbeat_at",

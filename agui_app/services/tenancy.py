@@ -143,4 +143,8 @@ def tenant_limits(tenant: Tenant) -> dict[str, int]:
         "maxActiveRuns": own(tenant.max_active_runs, settings.AGUI_TENANT_MAX_ACTIVE_RUNS),
         "memoryItems": own(tenant.memory_max_items, settings.AGUI_MEMORY_MAX_ITEMS),
         "memoryItemBytes": own(tenant.memory_max_item_bytes, settings.AGUI_MEMORY_MAX_ITEM_BYTES),
+        "maxSchedules": own(tenant.max_schedules, settings.AGUI_SCHEDULES_PER_TENANT),
+        "scheduleMinIntervalSeconds": own(
+            tenant.schedule_min_interval_seconds, settings.AGUI_SCHEDULE_MIN_INTERVAL_SECONDS
+        ),
     }

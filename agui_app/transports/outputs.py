@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agui_app.models import LoadedCapability, Run, StateRevision, Thread
+from agui_app.models import LoadedCapability, Run, Schedule, ScheduleFiring, StateRevision, Thread
 
 
 def iso(value: Any) -> str | None:
@@ -55,6 +55,7 @@ def run_summary(run: Run) -> dict[str, Any]:
         "status": run.status,
         "startedAt": iso(run.started_at),
         "finishedAt": iso(run.finished_at),
+        "agentVersion": run.agent_version,
         "usage": {
             "requests": run.requests,
             "inputTokens": run.input_tokens,
@@ -79,4 +80,36 @@ def revision(item: StateRevision) -> dict[str, Any]:
         "source": item.source,
         "runId": item.run.run_id if item.run is not None else None,
         "createdAt": iso(item.created_at),
+    }
+
+
+def schedule_body(schedule: Schedule) -> dict[str, Any]:
+    return {
+        "id": str(schedule.pk),
+        "agent": schedule.agent.slug,
+        "threadId": schedule.thread_id or None,
+        "cron": schedule.cron,
+        "timezone": schedule.timezone,
+        "input": schedule.input,
+        "webhook": {"url": schedule.webhook_url} if schedule.webhook_url else None,
+        "paused": schedule.paused,
+        "nextFireAt": iso(schedule.next_fire_at),
+        "lastFiredAt": iso(schedule.last_fired_at),
+        "lastRunId": schedule.last_run.run_id if schedule.last_run is not None else None,
+        "createdBy": schedule.created_by,
+        "createdAt": iso(schedule.created_at),
+        "updatedAt": iso(schedule.updated_at),
+        "url": f"/api/v1/schedules/{schedule.pk}",
+    }
+
+
+def firing_body(firing: ScheduleFiring) -> dict[str, Any]:
+    return {
+        "scheduledFor": iso(firing.scheduled_for),
+        "firedAt": iso(firing.fired_at),
+        "missed": firing.missed,
+        "outcome": firing.outcome,
+        "reason": firing.reason,
+        "threadId": firing.thread_id or None,
+        "run": run_summary(firing.run) if firing.run is not None else None,
     }

@@ -1,23 +1,35 @@
-"""The agent admin: its fields, its skills (no two exposing one tool), the merged capabilities document."""
+"""The agent admin: its fields, its skills (no two exposing one tool), the merged capabilities document,
+and its versions (each diffed against the one before; restore one as a new version)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from capabilities.admin.common import pretty_json, shows_several_tenants
+from capabilities.admin.common import admin_changed_by, diff_lines, pretty_json, shows_several_tenants
 from capabilities.admin_forms import AgentForm, AgentSkillFormSet
 from capabilities.admin_scoping import TenantScopedAdmin, TenantScopedInline
 from capabilities.availability import offer
 from capabilities.discovery import capabilities_document
-from capabilities.models import Agent, AgentSkill
-from capabilities.selectors import agent_for_tenant
+from capabilities.models import Agent, AgentSkill, AgentVersion
+from capabilities.selectors import agent_for_tenant, agent_versions
+from capabilities.services.agent_versions import agent_record_version
+from capabilities.services.agents import AgentRejected, agent_restore_version
+
+VERSIONS_PER_PAGE = 20
 
 if TYPE_CHECKING:  # django-stubs' names for the shapes admin options take (stub-only)
     from django.contrib.admin.options import _FieldGroups, _FieldOpts, _FieldsetSpec
@@ -37,7 +49,7 @@ class AgentSkillInline(TenantScopedInline):
 class AgentAdmin(TenantScopedAdmin):
     form = AgentForm
     inlines = [AgentSkillInline]
-    list_display = ["slug", "name", "model", "skill_count", "updated_at"]
+    list_display = ["slug", "name", "model", "skill_count", "version", "updated_at"]
     list_filter = [("tenant", admin.RelatedOnlyFieldListFilter), "model"]
     list_select_related = ["tenant"]
     search_fields = ["slug", "name", "description"]
@@ -50,15 +62,8 @@ class AgentAdmin(TenantScopedAdmin):
         return [*columns, "tenant"] if shows_several_tenants(request) else columns
 
     def get_fieldsets(self, request: HttpRequest, obj: Agent | None = None) -> _FieldsetSpec:
-        main: _FieldGroups = [
-            "tenant",
-            "slug",
-            "name",
-            "description",
-            "model",
-            "fallback_models",
-            "instructions",
-        ]
+        names = ["tenant", "slug", "name", "description", "model", "fallback_models", "instructions"]
+        main: _FieldGroups = [*names, "version"] if obj is not None else names
         fieldsets: list[tuple[_StrOrPromise | None, _FieldOpts]] = [
             (None, {"fields": main}),
             ("Limits", {"fields": ["max_iterations", "max_execution_seconds", "parallel_tool_calls"]}),
@@ -84,7 +89,18 @@ class AgentAdmin(TenantScopedAdmin):
         return fieldsets
 
     def get_readonly_fields(self, request: HttpRequest, obj: Agent | None = None) -> list[str]:
-        return [] if obj is None else ["tenant", "skipped_skills", "capabilities_preview"]
+        return [] if obj is None else ["tenant", "version", "skipped_skills", "capabilities_preview"]
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """After the form and the skills inline are saved (in admin's transaction): record the new
+        definition as the agent's next version, if it changed."""
+        super().save_related(request, form, formsets, change)
+        agent_record_version(
+            agent_id=form.instance.pk,
+            changed_by=admin_changed_by(request),
+            user=request.user,
+            note="changed in admin" if change else "created in admin",
+        )
 
     @admin.display(description="left out")
     def skipped_skills(self, obj: Agent) -> SafeString:
@@ -109,3 +125,82 @@ class AgentAdmin(TenantScopedAdmin):
         except ValueError as exc:  # e.g. declarations stored around the form, which the model refuses
             return format_html('<p class="errornote">The document cannot be built: {}</p>', exc)
         return pretty_json(document)
+
+    # --- versions: history with diffs, restore ---------------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/versions/", wrap(self.versions_view), name="capabilities_agent_versions"),
+            path(
+                "<path:object_id>/versions/<int:number>/restore/",
+                wrap(self.restore_view),
+                name="capabilities_agent_restore",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _agent_or_404(self, request: HttpRequest, object_id: str) -> Agent:
+        agent = self.get_object(request, unquote(object_id))
+        if agent is None or not self.has_view_permission(request, agent):
+            raise Http404("No such agent.")
+        return agent
+
+    def versions_view(self, request: HttpRequest, object_id: str) -> TemplateResponse:
+        """The agent's versions, newest first, each with a unified diff against the one before it."""
+        agent = self._agent_or_404(request, object_id)
+        page = Paginator(agent_versions(agent).select_related("created_by"), VERSIONS_PER_PAGE).get_page(
+            request.GET.get("page")
+        )
+        versions = list(page)
+        before = agent_versions(agent).filter(number__lt=versions[-1].number).first() if versions else None
+        previous = [*versions[1:], before]
+        rows = [
+            {"version": v, "diff": snapshot_diff(prev, v), "current": v.number == agent.version}
+            for v, prev in zip(versions, previous, strict=True)
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Versions of {agent.slug}",
+            "opts": self.opts,
+            "original": agent,
+            "rows": rows,
+            "page": page,
+            "can_restore": self.has_change_permission(request, agent),
+        }
+        return TemplateResponse(request, "admin/capabilities/agent/versions.html", context)
+
+    def restore_view(self, request: HttpRequest, object_id: str, number: int) -> HttpResponse:
+        """POST: make version ``number``'s definition current again, as a new version."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        agent = self._agent_or_404(request, object_id)
+        if not self.has_change_permission(request, agent):
+            raise PermissionDenied
+        version = get_object_or_404(AgentVersion, agent=agent, number=number)
+        try:
+            restored = agent_restore_version(
+                version=version, changed_by=admin_changed_by(request), user=request.user
+            )
+        except AgentRejected as exc:
+            messages.error(request, f"Version {number} cannot be restored: {exc}")
+        else:
+            if restored.version != agent.version:
+                messages.success(request, f"Restored version {number} as version {restored.version}.")
+            else:
+                messages.info(request, f"Version {number} is the current definition already: nothing to do.")
+        return HttpResponseRedirect(reverse("admin:capabilities_agent_versions", args=[agent.pk]))
+
+
+def snapshot_lines(version: AgentVersion) -> list[str]:
+    return json.dumps(version.snapshot, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+
+def snapshot_diff(previous: AgentVersion | None, version: AgentVersion) -> list[tuple[str, str]]:
+    """(css class, line) pairs of the unified diff of the definitions (as indented JSON)."""
+    return diff_lines(
+        snapshot_lines(previous) if previous else [],
+        snapshot_lines(version),
+        fromfile=f"version {previous.number}" if previous else "(nothing)",
+        tofile=f"version {version.number}",
+    )

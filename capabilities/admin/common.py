@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -27,3 +28,18 @@ def agents_with_skills(agents: QuerySet[Agent]) -> QuerySet[Agent]:
     return agents.prefetch_related(
         Prefetch("agent_skills", queryset=AgentSkill.objects.select_related("skill").defer("skill__source"))
     )
+
+
+def diff_lines(before: list[str], after: list[str], *, fromfile: str, tofile: str) -> list[tuple[str, str]]:
+    """(css class, line) pairs of the unified diff from ``before`` to ``after`` (the versions pages)."""
+    lines = difflib.unified_diff(before, after, fromfile=fromfile, tofile=tofile, lineterm="")
+    classes = {"+": "added", "-": "removed", "@": "hunk"}
+    return [
+        ("file" if line.startswith(("+++", "---")) else classes.get(line[:1], "context"), line)
+        for line in lines
+    ]
+
+
+def admin_changed_by(request: HttpRequest) -> str:
+    """Who made a change in admin, as agent versions record it: ``admin:<username>``."""
+    return f"admin:{request.user.get_username()}"

@@ -12,9 +12,10 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from capabilities.admin.common import shows_several_tenants
+from capabilities.admin.common import admin_changed_by, shows_several_tenants
 from capabilities.admin_scoping import TenantScopedAdmin
 from capabilities.models import Agent, McpServer
+from capabilities.services.agent_versions import agent_record_version
 from capabilities.services.mcp_servers import (
     SPEC_FIELDS as SPEC,
 )
@@ -24,6 +25,7 @@ from capabilities.services.mcp_servers import (
     check_headers,
     check_spec,
     mcp_server_create,
+    mcp_server_delete,
     mcp_server_refresh_tools,
     mcp_server_update,
 )
@@ -165,12 +167,23 @@ class McpServerAdmin(TenantScopedAdmin):
                     wanted.add(saved.server_id)
                 if wanted != set(agent.mcp_server_ids):
                     agent_set_mcp_servers(agent=agent, server_ids=sorted(wanted))
+                    agent_record_version(
+                        agent_id=agent.pk, changed_by=admin_changed_by(request), user=request.user
+                    )
         except McpServerRejected as exc:
             messages.error(request, f"Nothing was saved: {exc}")
             raise _Refused from exc
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         return None  # the agents were set in save_model, through the service
+
+    def delete_model(self, request: HttpRequest, obj: McpServer) -> None:
+        """Through ``mcp_server_delete``: the agents that offered it get a new version."""
+        mcp_server_delete(server=obj, changed_by=admin_changed_by(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[McpServer]) -> None:
+        for server in queryset:
+            self.delete_model(request, server)
 
     def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import io
 import json
 import zipfile
@@ -24,13 +23,14 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from capabilities.admin.common import agents_with_skills, shows_several_tenants
+from capabilities.admin.common import admin_changed_by, agents_with_skills, diff_lines, shows_several_tenants
 from capabilities.admin_forms import SkillImportForm, SkillSourceForm, skill_error_messages
 from capabilities.admin_scoping import TenantScopedAdmin, scope_queryset
 from capabilities.availability import skill_problems
 from capabilities.models import Agent, Skill, SkillVersion
 from capabilities.services.skills import (
     SkillRejected,
+    skill_delete,
     skill_import_bundle,
     skill_restore_version,
     skill_save,
@@ -145,6 +145,14 @@ class SkillAdmin(TenantScopedAdmin):
             messages.info(request, f"Saved {skill.skill_id} as version {saved.version}.")
         elif change:
             messages.info(request, f"The source of {skill.skill_id} did not change: no new version.")
+
+    def delete_model(self, request: HttpRequest, obj: Skill) -> None:
+        """Through ``skill_delete``: the agents that offered it get a new version."""
+        skill_delete(skill=obj, changed_by=admin_changed_by(request), user=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Skill]) -> None:
+        for skill in queryset:
+            self.delete_model(request, skill)
 
     @admin.display(description="availability")
     def availability(self, obj: Skill) -> SafeString:
@@ -306,6 +314,7 @@ class SkillAdmin(TenantScopedAdmin):
                     resources=form.resources,
                     agent=form.cleaned_data["agent"],
                     user=request.user,
+                    changed_by=admin_changed_by(request),
                 )
             except SkillRejected as exc:
                 errors = exc.errors
@@ -330,15 +339,9 @@ class SkillAdmin(TenantScopedAdmin):
 
 def version_diff(previous: SkillVersion | None, version: SkillVersion) -> list[tuple[str, str]]:
     """(css class, line) pairs of the unified diff from ``previous`` (empty when none) to ``version``."""
-    lines = difflib.unified_diff(
+    return diff_lines(
         previous.source.splitlines() if previous else [],
         version.source.splitlines(),
         fromfile=f"version {previous.number}" if previous else "(nothing)",
         tofile=f"version {version.number}",
-        lineterm="",
     )
-    classes = {"+": "added", "-": "removed", "@": "hunk"}
-    return [
-        ("file" if line.startswith(("+++", "---")) else classes.get(line[:1], "context"), line)
-        for line in lines
-    ]

@@ -21,31 +21,17 @@ from django.db import transaction
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
 from capabilities.memory import check_memory
-from capabilities.models import Agent, AgentSkill, OnDisconnect, Skill
+from capabilities.models import AGENT_WRITABLE_FIELDS, Agent, AgentSkill, AgentVersion, OnDisconnect, Skill
 from capabilities.models_catalog import check_fallback_models, check_model_id
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
+from capabilities.services.agent_versions import agent_record_version, restorable_fields
 from capabilities.skills.spec import predict_state_entries
 
 # Fields a write may set (model attribute names, in the admin form's order); ``skill_ids`` /
-# ``always_on_ids`` are handled apart. The admin form and the registry API edit exactly these.
-AGENT_FIELDS = (
-    "name",
-    "description",
-    "model",
-    "fallback_models",
-    "instructions",
-    "max_iterations",
-    "max_execution_seconds",
-    "parallel_tool_calls",
-    "state_schema",
-    "predict_state",
-    "output_schema",
-    "declared_capabilities",
-    "webhook_url",
-    "on_disconnect",
-    "memory",
-)
+# ``always_on_ids`` / ``mcp_server_ids`` are handled apart. The admin form and the registry API edit
+# exactly these, and an agent version snapshots them.
+AGENT_FIELDS = AGENT_WRITABLE_FIELDS
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 MAX_ITERATIONS = 1000
 MAX_EXECUTION_SECONDS = 24 * 3600
@@ -174,9 +160,12 @@ def agent_create(
     skill_ids: Sequence[str] = (),
     always_on_ids: Sequence[str] = (),
     mcp_server_ids: Sequence[str] = (),
+    changed_by: str = "",
+    user: Any = None,
     **fields: Any,
 ) -> Agent:
-    """A new agent offering the skills ``skill_ids`` (``always_on_ids`` of them active from the start).
+    """A new agent offering the skills ``skill_ids`` (``always_on_ids`` of them active from the start),
+    recorded as its version 1 (``changed_by``/``user``: who, see ``agent_record_version``).
 
     Raises:
         AgentRejected: a field breaks a rule, or the tenant already has the slug.
@@ -194,6 +183,7 @@ def agent_create(
     )
     if mcp_server_ids:
         set_mcp_servers(agent, mcp_server_ids)
+    agent.version = agent_record_version(agent_id=agent.pk, changed_by=changed_by, user=user, note="created")
     return agent
 
 
@@ -204,10 +194,14 @@ def agent_update(
     skill_ids: Sequence[str] | None = None,
     always_on_ids: Sequence[str] | None = None,
     mcp_server_ids: Sequence[str] | None = None,
+    changed_by: str = "",
+    user: Any = None,
+    note: str = "",
     **fields: Any,
 ) -> Agent:
     """Change the given fields; ``skill_ids`` replaces the set of skills (their always-on flags kept
-    unless ``always_on_ids`` is given, which replaces those too).
+    unless ``always_on_ids`` is given, which replaces those too). A change of the definition is
+    recorded as a new version (``changed_by``/``user``/``note``: see ``agent_record_version``).
 
     Raises:
         AgentRejected: nothing changed.
@@ -233,7 +227,25 @@ def agent_update(
     for name, value in clean.items():
         setattr(agent, name, value)
     agent.save(update_fields=[*clean, "updated_at"])
+    agent.version = agent_record_version(agent_id=agent.pk, changed_by=changed_by, user=user, note=note)
     return agent
+
+
+def agent_restore_version(*, version: AgentVersion, changed_by: str = "", user: Any = None) -> Agent:
+    """Make an old version's definition current again, as a new version (history stays linear; the
+    slug stays). Refused like any update when it no longer passes today's rules (a skill it named
+    was deleted, say); restoring the current definition changes nothing.
+
+    Raises:
+        AgentRejected: nothing changed.
+    """
+    return agent_update(
+        agent=version.agent,
+        changed_by=changed_by,
+        user=user,
+        note=f"restored version {version.number}",
+        **restorable_fields(version.snapshot),
+    )
 
 
 def set_mcp_servers(agent: Agent, server_ids: Sequence[str]) -> None:

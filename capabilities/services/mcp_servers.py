@@ -20,6 +20,7 @@ from capabilities.mcp_servers import McpServerToolset, mcp_toolset, store_tools
 from capabilities.models import Agent, McpServer
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.secrets import decrypt_mapping, encrypt_mapping, scrub
+from capabilities.services.agent_versions import agents_record_versions
 from capabilities.skills.spec import (
     MAX_DESCRIPTION_CHARS,
     RESERVED_SKILL_IDS,
@@ -179,9 +180,15 @@ def mcp_server_update(
     return server
 
 
-def mcp_server_delete(*, server: McpServer) -> None:
-    """Agents stop offering it; threads that loaded it keep their history (shown unavailable)."""
-    server.delete()
+def mcp_server_delete(*, server: McpServer, changed_by: str = "") -> None:
+    """Agents stop offering it (each gets a new version); threads that loaded it keep their history
+    (shown unavailable)."""
+    with transaction.atomic():
+        agent_ids = list(server.agents.values_list("pk", flat=True))
+        server.delete()
+        agents_record_versions(
+            agent_ids=agent_ids, changed_by=changed_by, note=f"MCP server {server.server_id} deleted"
+        )
 
 
 def mcp_server_refresh_tools(*, server: McpServer) -> McpServer:

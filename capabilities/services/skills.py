@@ -21,6 +21,7 @@ from django.db.models import Max
 from capabilities.bundles import member_name_problem
 from capabilities.conflicts import ToolConflict, builtin_names, conflicts_if_skills_change
 from capabilities.models import Agent, AgentSkill, Skill, SkillVersion
+from capabilities.services.agent_versions import agent_record_version, agents_record_versions
 from capabilities.skills import (
     SkillBundleError,
     SkillParseError,
@@ -198,9 +199,11 @@ def skill_import_bundle(
     user: Any = None,
     note: str = "imported",
     resources: Mapping[str, str] | None = None,
+    changed_by: str = "import",
 ) -> list[SavedSkill]:
     """Validate every file, then import all of them (or none) and attach them to ``agent``. Each new
-    version's note is ``"<note> <filename>"``.
+    version's note is ``"<note> <filename>"``; an agent that gained skills gets a new version
+    (``changed_by``: who, see ``agent_record_version``).
 
     Agent Skills folders: a ``<folder>/SKILL.md`` is read as a skill (``name`` → id), and the other
     files under its folder (``.md`` in ``files``, the rest in ``resources``) become its resources,
@@ -261,6 +264,10 @@ def skill_import_bundle(
             saved.append(result)
             if agent is not None:
                 AgentSkill.objects.get_or_create(agent=agent, skill=result.skill)
+        if agent is not None:
+            agent.version = agent_record_version(
+                agent_id=agent.pk, changed_by=changed_by, user=user, note="skills imported"
+            )
     return saved
 
 
@@ -269,10 +276,16 @@ def _named(error: SkillParseError, filename: str) -> SkillParseError:
     return error
 
 
-def skill_delete(*, skill: Skill) -> None:
-    """Delete the skill and its versions; agents stop offering it, and threads that had loaded it keep
-    their history (their ``loadedCapabilities`` show it unavailable, like a disabled one)."""
-    skill.delete()
+def skill_delete(*, skill: Skill, changed_by: str = "", user: Any = None) -> None:
+    """Delete the skill and its versions; agents stop offering it (each gets a new version), and
+    threads that had loaded it keep their history (their ``loadedCapabilities`` show it unavailable,
+    like a disabled one)."""
+    with transaction.atomic():
+        agent_ids = list(AgentSkill.objects.filter(skill=skill).values_list("agent_id", flat=True))
+        skill.delete()
+        agents_record_versions(
+            agent_ids=agent_ids, changed_by=changed_by, user=user, note=f"skill {skill.skill_id} deleted"
+        )
 
 
 def skill_export(*, tenant_id: int) -> dict[str, str]:

@@ -15,6 +15,7 @@ from agui_app.selectors.tenancy import active_api_keys
 from agui_app.services.keys import InvalidApiKey, api_key_create, api_key_ensure
 from agui_app.services.tenancy import tenant_create
 from capabilities.models import Agent, AgentSkill, Skill
+from capabilities.services.agent_versions import agent_record_version
 from capabilities.services.agents import AgentRejected, agent_create
 from capabilities.services.skills import SkillRejected, skill_import_bundle
 from capabilities.skills import SkillParseError, parse_skill
@@ -46,6 +47,7 @@ class Command(BaseCommand):
                     name="Assistant",
                     description="The demo assistant.",
                     instructions=INSTRUCTIONS,
+                    changed_by="command:seed_demo",
                 )
             except AgentRejected as exc:
                 raise CommandError(str(exc)) from exc
@@ -84,6 +86,9 @@ class Command(BaseCommand):
             states[skill_id] = (
                 "created" if skill_id not in stored else "updated" if result.changed else "unchanged"
             )
+        agent.version = agent_record_version(
+            agent_id=agent.pk, changed_by="command:seed_demo", note="demo skills attached"
+        )
         for skill_id, skill in kept.items():
             version = skill.current_version.number if skill.current_version else "?"
             states[skill_id] = f"kept as edited (version {version})"

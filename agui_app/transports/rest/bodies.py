@@ -27,6 +27,10 @@ class RunBody(serializers.Serializer):
     status = serializers.ChoiceField(choices=RunStatus.choices)
     startedAt = serializers.DateTimeField(allow_null=True)
     finishedAt = serializers.DateTimeField(allow_null=True)
+    agentVersion = serializers.IntegerField(
+        allow_null=True,
+        help_text="the agent's version the run ran with (GET /api/v1/agents/{agent}/versions)",
+    )
     usage = RunUsageBody()
     parentRunId = serializers.CharField(required=False)
     outcome = serializers.DictField(required=False, help_text="AG-UI RUN_FINISHED outcome")

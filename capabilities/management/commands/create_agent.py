@@ -40,6 +40,7 @@ class Command(BaseCommand):
                 slug=options["slug"],
                 skill_ids=options["skills"],
                 always_on_ids=options["always_on"],
+                changed_by="command:create_agent",
                 **fields,
             )
         except AgentRejected as exc:

@@ -51,7 +51,13 @@ class Command(BaseCommand):
         if not files:
             raise CommandError(f"No *.md files or Agent Skills folders (*/SKILL.md) in {directory}.")
         try:
-            saved = skill_import_bundle(tenant_id=tenant.pk, files=files, agent=agent, resources=resources)
+            saved = skill_import_bundle(
+                tenant_id=tenant.pk,
+                files=files,
+                agent=agent,
+                resources=resources,
+                changed_by="command:import_skills",
+            )
         except SkillRejected as exc:
             raise CommandError(f"Nothing was imported.\n{exc}") from exc
         for result in saved:

@@ -73,6 +73,8 @@ class LimitsBody(serializers.Serializer):
     maxActiveRuns = serializers.IntegerField()
     memoryItems = serializers.IntegerField(help_text="long-term memory items the tenant may keep")
     memoryItemBytes = serializers.IntegerField(help_text="bytes of one memory item (value JSON + text)")
+    maxSchedules = serializers.IntegerField()
+    scheduleMinIntervalSeconds = serializers.IntegerField()
 
 
 class QuotaUse(serializers.Serializer):

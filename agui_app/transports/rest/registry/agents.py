@@ -14,13 +14,24 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agui_app.errors import Unprocessable
-from agui_app.selectors.registry import tenant_agent_or_404
+from agui_app.selectors.registry import agent_version_or_404, tenant_agent_or_404
 from agui_app.transports.rest.base import ErrorSerializer, page_of
 from agui_app.transports.rest.registry.base import RegistryAPIView, agent_in_use, agent_refusal
-from agui_app.transports.rest.registry.serializers import AgentSerializer
+from agui_app.transports.rest.registry.serializers import (
+    AgentSerializer,
+    AgentVersionSerializer,
+    agent_version_body,
+)
 from capabilities.models import Agent
-from capabilities.selectors import agent_for_tenant, agents_for_tenant
-from capabilities.services.agents import AgentInUse, AgentRejected, agent_create, agent_delete, agent_update
+from capabilities.selectors import agent_for_tenant, agent_versions, agents_for_tenant
+from capabilities.services.agents import (
+    AgentInUse,
+    AgentRejected,
+    agent_create,
+    agent_delete,
+    agent_restore_version,
+    agent_update,
+)
 
 TAGS = ["registry"]
 ERRORS = {
@@ -68,16 +79,22 @@ class AgentListView(RegistryAPIView):
         data = AgentSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            agent = agent_create(tenant_id=self.tenant(request).pk, **data.validated_data)
+            agent = agent_create(
+                tenant_id=self.tenant(request).pk,
+                changed_by=self.principal(request).credential,
+                **data.validated_data,
+            )
         except AgentRejected as exc:
             raise agent_refusal(exc) from exc
         return Response(agent_body(fresh(agent)), status=201)
 
 
-class AgentDetailView(RegistryAPIView):
+class AgentView(RegistryAPIView):
     def agent(self, request: Request, agent_slug: str) -> Agent:
         return tenant_agent_or_404(self.tenant(request).pk, agent_slug)
 
+
+class AgentDetailView(AgentView):
     @extend_schema(
         tags=TAGS,
         operation_id="agents_retrieve",
@@ -108,7 +125,7 @@ class AgentDetailView(RegistryAPIView):
                 details={"fields": {"slug": ["cannot change"]}},
             )
         try:
-            agent = agent_update(agent=agent, **changes)
+            agent = agent_update(agent=agent, changed_by=self.principal(request).credential, **changes)
         except AgentRejected as exc:
             raise agent_refusal(exc) from exc
         return Response(agent_body(fresh(agent)))
@@ -129,3 +146,37 @@ class AgentDetailView(RegistryAPIView):
         except AgentInUse as exc:
             raise agent_in_use(exc) from exc
         return Response(status=204)
+
+
+class AgentVersionsView(AgentView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="agents_versions_list",
+        summary="An agent's versions, newest first",
+        description="Every change of the agent (admin, API, import) is a version: who made it "
+        "(`changedBy`), when, and the definition it made.",
+        responses={200: page_of(AgentVersionSerializer), **ERRORS},
+    )
+    def get(self, request: Request, agent_slug: str) -> Response:
+        agent = self.agent(request, agent_slug)
+        return self.paginate(request, agent_versions(agent), agent_version_body)
+
+
+class AgentRestoreView(AgentView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="agents_versions_restore",
+        summary="Make an old version's definition current again",
+        description="Saved as a new version (history stays linear; the slug stays); refused like any "
+        "change (422 invalid_agent) if the definition no longer passes today's rules — a skill it named "
+        "was deleted, say.",
+        request=None,
+        responses={200: AgentSerializer, **ERRORS},
+    )
+    def post(self, request: Request, agent_slug: str, number: int) -> Response:
+        version = agent_version_or_404(self.agent(request, agent_slug), number)
+        try:
+            agent = agent_restore_version(version=version, changed_by=self.principal(request).credential)
+        except AgentRejected as exc:
+            raise agent_refusal(exc) from exc
+        return Response(agent_body(fresh(agent)))

@@ -156,5 +156,7 @@ class McpServerDetailView(RegistryAPIView):
         responses={204: None, **ERRORS},
     )
     def delete(self, request: Request, server_id: str) -> Response:
-        mcp_server_delete(server=self.server(request, server_id))
+        mcp_server_delete(
+            server=self.server(request, server_id), changed_by=self.principal(request).credential
+        )
         return Response(status=204)

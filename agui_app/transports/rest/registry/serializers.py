@@ -7,6 +7,7 @@ names the model attribute it reads and writes (``source``), so adding a field is
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
@@ -14,7 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from capabilities.models import Agent, OnDisconnect, Skill, SkillVersion
+from capabilities.models import AGENT_WRITABLE_FIELDS, Agent, AgentVersion, OnDisconnect, Skill, SkillVersion
 from capabilities.models_catalog import MAX_FALLBACK_MODELS
 from capabilities.outbound import outbound_url_validator
 from capabilities.services.agents import MAX_EXECUTION_SECONDS, MAX_ITERATIONS
@@ -116,12 +117,45 @@ class AgentSerializer(serializers.Serializer):
         "deferred capability `memory` (remember, recall, forget) in that scope; null: none.",
     )
     url = serializers.SerializerMethodField()
+    version = serializers.IntegerField(
+        read_only=True, help_text="Its current version (GET …/versions); runs record the one they ran."
+    )
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
     updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_url(self, agent: Agent) -> str:
         return f"/api/v1/agents/{agent.slug}"
+
+
+class AgentDefinitionSerializer(AgentSerializer):
+    """An agent version's definition: the agent's body without what no version holds (its url,
+    version and times)."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        for name in ("url", "version", "createdAt", "updatedAt"):
+            fields.pop(name)
+        return fields
+
+
+class AgentVersionSerializer(serializers.Serializer):
+    version = serializers.IntegerField(source="number")
+    changedBy = serializers.CharField(
+        source="changed_by", help_text="key:<prefix>, admin:<username>, command:<name>, import or migration"
+    )
+    note = serializers.CharField()
+    createdAt = serializers.DateTimeField(source="created_at")
+    definition = serializers.SerializerMethodField(help_text="The agent as this version defines it.")
+
+    @extend_schema_field(AgentDefinitionSerializer)
+    def get_definition(self, version: AgentVersion) -> dict[str, Any]:
+        """The snapshot read as an agent (``AgentDefinitionSerializer``'s shape)."""
+        snapshot = version.snapshot
+        view = SimpleNamespace(**{name: snapshot.get(name) for name in (*AGENT_WRITABLE_FIELDS, "slug")})
+        for name in ("skill_ids", "always_on_ids", "mcp_server_ids"):
+            setattr(view, name, list(snapshot.get(name) or []))
+        return AgentDefinitionSerializer(view).data
 
 
 class SkillSourceSerializer(serializers.Serializer):
@@ -233,3 +267,7 @@ def skill_body(skill: Skill) -> dict[str, Any]:
 
 def version_body(version: SkillVersion) -> dict[str, Any]:
     return SkillVersionSerializer(version).data
+
+
+def agent_version_body(version: AgentVersion) -> dict[str, Any]:
+    return AgentVersionSerializer(version).data

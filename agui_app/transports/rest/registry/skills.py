@@ -159,7 +159,7 @@ class SkillDetailView(SkillView):
         tags=TAGS, operation_id="skills_destroy", summary="Delete a skill", responses={204: None, **ERRORS}
     )
     def delete(self, request: Request, skill_id: str) -> Response:
-        skill_delete(skill=self.skill(request, skill_id))
+        skill_delete(skill=self.skill(request, skill_id), changed_by=self.principal(request).credential)
         return Response(status=204)
 
 
@@ -240,7 +240,13 @@ class SkillImportView(SkillView):
         try:
             resources: dict[str, str] = {}
             files, skipped = read_bundle(list(uploads), resources=resources)
-            saved = skill_import_bundle(tenant_id=tenant.pk, files=files, agent=agent, resources=resources)
+            saved = skill_import_bundle(
+                tenant_id=tenant.pk,
+                files=files,
+                agent=agent,
+                resources=resources,
+                changed_by=self.principal(request).credential,
+            )
         except BundleUnreadable as exc:
             raise bundle_refusal(exc) from exc
         except SkillRejected as exc:

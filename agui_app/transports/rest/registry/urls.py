@@ -1,5 +1,5 @@
-"""URLs of the registry API under ``/api/v1/``: agents, skills (with their versions, validation,
-import and export), MCP servers and model credentials."""
+"""URLs of the registry API under ``/api/v1/``: agents (with their versions), skills (with their
+versions, validation, import and export), MCP servers and model credentials."""
 
 from django.urls import path
 
@@ -8,6 +8,12 @@ from agui_app.transports.rest.registry import agents, mcp_servers, model_credent
 urlpatterns = [
     path("agents", agents.AgentListView.as_view(), name="agent-list"),
     path("agents/<slug:agent_slug>", agents.AgentDetailView.as_view(), name="agent"),
+    path("agents/<slug:agent_slug>/versions", agents.AgentVersionsView.as_view(), name="agent-versions"),
+    path(
+        "agents/<slug:agent_slug>/versions/<int:number>/restore",
+        agents.AgentRestoreView.as_view(),
+        name="agent-restore",
+    ),
     # The fixed paths first: "validate", "import" and "export" are reserved, never skill ids.
     path("skills", skills.SkillListView.as_view(), name="skill-list"),
     path("skills/validate", skills.SkillValidateView.as_view(), name="skill-validate"),

@@ -27,6 +27,8 @@ async def test_the_tenant_shows_its_origins_limits_and_quotas(aclient, owner_ten
         "maxActiveRuns": 200,
         "memoryItems": 100_000,
         "memoryItemBytes": 16 * 1024,
+        "maxSchedules": 100,
+        "scheduleMinIntervalSeconds": 60,
     }
     assert body["quotas"]["monthlyRuns"] == 100 and body["quotas"]["monthlyTokens"] is None
     assert body["quotas"]["used"] == {"runs": 0, "tokens": 0}

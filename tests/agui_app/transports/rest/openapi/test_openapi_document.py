@@ -19,6 +19,7 @@ NO_REQUEST_BODY = {
     ("/api/v1/tenant/webhook-secret", "post"),
     ("/api/v1/threads/{thread_id}/runs/{run_id}/cancel", "post"),
     ("/api/v1/skills/{skill_id}/versions/{number}/restore", "post"),
+    ("/api/v1/agents/{agent_slug}/versions/{number}/restore", "post"),
 }
 
 

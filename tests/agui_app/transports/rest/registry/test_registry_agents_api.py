@@ -90,8 +90,10 @@ def test_a_patch_changes_only_what_it_names(api: APIClient, agent) -> None:
         "maxExecutionSeconds": before["limits"]["maxExecutionSeconds"],
     }
     assert after["onDisconnect"] == "continue"
-    assert {k: v for k, v in after.items() if k not in ("limits", "onDisconnect", "updatedAt")} == {
-        k: v for k, v in before.items() if k not in ("limits", "onDisconnect", "updatedAt")
+    assert after["version"] == before["version"] + 1  # a change is a new version
+    changed = ("limits", "onDisconnect", "updatedAt", "version")
+    assert {k: v for k, v in after.items() if k not in changed} == {
+        k: v for k, v in before.items() if k not in changed
     }
 
 
