@@ -62,8 +62,16 @@ class AgentAdmin(TenantScopedAdmin):
         return [*columns, "tenant"] if shows_several_tenants(request) else columns
 
     def get_fieldsets(self, request: HttpRequest, obj: Agent | None = None) -> _FieldsetSpec:
-        names = ["tenant", "slug", "name", "description", "model", "fallback_models", "instructions"]
-        main: _FieldGroups = [*names, "version"] if obj is not None else names
+        main: _FieldGroups = [
+            "tenant",
+            "slug",
+            "name",
+            "description",
+            "model",
+            "fallback_models",
+            "instructions",
+            *(["version"] if obj is not None else []),
+        ]
         fieldsets: list[tuple[_StrOrPromise | None, _FieldOpts]] = [
             (None, {"fields": main}),
             ("Limits", {"fields": ["max_iterations", "max_execution_seconds", "parallel_tool_calls"]}),
