@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from agui_app.events.config import config_changed
 from agui_app.models import Schedule, Tenant
 from agui_app.services.schedule_firing import schedule_fire
 from capabilities.models import Agent
@@ -126,6 +127,7 @@ def test_a_schedule_firing_more_often_than_the_tenant_allows_is_refused(
 ) -> None:
     assert create(api, cron="* * * * *", timezone="UTC").status_code == 201  # the default minimum: 60 s
     Tenant.objects.filter(pk=owner_tenant.pk).update(schedule_min_interval_seconds=3600)
+    config_changed(owner_tenant.pk)  # an update() sends no save signal: the cached tenant goes
     found = refused(create(api, cron="*/30 * * * *"))
     assert "shortest interval allowed is 3600 s" in found["cron"][0]
 
