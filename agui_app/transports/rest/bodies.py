@@ -69,6 +69,10 @@ class AguiMessageField(serializers.DictField):
 class ThreadMessagesBody(serializers.Serializer):
     threadId = serializers.CharField()
     messages = serializers.ListField(child=AguiMessageField())
+    next = serializers.CharField(
+        allow_null=True,
+        help_text="the id of the page's last message when more follow (the next `after`), else null",
+    )
 
 
 class ThreadStateBody(serializers.Serializer):
