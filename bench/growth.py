@@ -112,7 +112,7 @@ async def messages_page(server: Server, thread_id: str, *, samples: int = 5) -> 
         timings.append((time.perf_counter() - started) * 1000)
         head, _, body = response.partition(b"\r\n\r\n")
         if b" 200 " not in head.split(b"\r\n", 1)[0]:
-            raise BenchError(f"GET messages: {response[:300]!r}")
+            raise BenchError(f"GET messages: {response[:300]!r}; server log: {server.log_tail(3000)}")
     if b"chunked" in head.lower():
         raise BenchError("GET messages answered chunked: the body size would be wrong")
     return {

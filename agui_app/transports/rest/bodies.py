@@ -104,3 +104,8 @@ class StateRevisionBody(serializers.Serializer):
     )
     runId = serializers.CharField(allow_null=True)
     createdAt = serializers.DateTimeField()
+    snapshot = serializers.DictField(
+        required=False,
+        help_text="only on the oldest revision listed, once retention folded older ones away: the whole "
+        "state at this version (then each later patch rebuilds the next version)",
+    )
