@@ -278,10 +278,54 @@ async def measure(server: Server, cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def vacuumed_bytes() -> int:
+    """``db_bytes`` once the tables are rewritten (SQLite ``VACUUM``, PostgreSQL ``VACUUM FULL``), so
+    deleted rows no longer count."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            for table in thread_tables():
+                cursor.execute(f'VACUUM FULL "{table}"')
+        else:
+            cursor.execute("VACUUM")
+    return db_bytes()
+
+
+def after_retention() -> dict[str, Any]:
+    """Event compaction and the thread lifecycle applied to the history thread as if 8 days had passed,
+    with the demo tenant keeping runs and state history 1 day: what the thread then takes."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from agui_app.models import Tenant
+    from agui_app.services.lifecycle import apply_lifecycle
+    from agui_app.services.retention import apply_retention
+
+    before = vacuumed_bytes()
+    Tenant.objects.filter(slug="demo").update(run_delete_after_days=1, state_history_keep_days=1)
+    later = timezone.now() + timedelta(days=8)
+    started = time.perf_counter()
+    events = apply_retention(now=later, limit=100_000)
+    lifecycle = apply_lifecycle(now=later, limit=100_000)
+    seconds = time.perf_counter() - started
+    return {
+        "db_bytes_vacuumed_before": before,
+        "db_bytes_vacuumed_after": vacuumed_bytes(),
+        "retention_seconds": round(seconds, 2),
+        "events_merged_away": events.events_merged_away,
+        **{k: v for k, v in lifecycle.counts().items() if v},
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
-    """``python -m bench.growth [--turns 1000] [--database-url URL]``: only the history figures, on a
-    fresh database and one server (the whole bench runs them too), as one JSON document."""
+    """``python -m bench.growth [--turns 1000] [--database-url URL] [--retention]``: only the history
+    figures, on a fresh database and one server (the whole bench runs them too), as one JSON document;
+    ``--retention`` adds what event compaction and the thread lifecycle leave of the thread."""
     import argparse
+
+    from asgiref.sync import sync_to_async
 
     from bench.client import run_async
     from bench.pipeline import warm_up
@@ -289,6 +333,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--database-url", help="PostgreSQL admin URL (default: a temporary SQLite file)")
+    parser.add_argument("--retention", action="store_true")
     args = parser.parse_args(argv)
     admin_url, _ = choose_database_url(args.database_url)
     with bench_environment(admin_url, ["uvicorn"]) as (db, servers):
@@ -297,6 +342,10 @@ def main(argv: list[str] | None = None) -> None:
         log(f"history: {args.turns} turns")
         report = {"backend": db.backend, **run_async(history(server, turns=args.turns))}
         report.pop("cost_ms_every_10th_turn")
+        if args.retention:
+            log("retention")
+            report["after_retention"] = run_async(sync_to_async(after_retention)())
+            report["after_retention"].update(run_async(messages_page(server, report["thread_id"])))
         print(json.dumps(report))
 
 

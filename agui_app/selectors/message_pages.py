@@ -69,10 +69,10 @@ def chain_links(head_id: str | None) -> list[Link]:
 
 
 def recorded_ids(raw: Any) -> list[str] | None:
-    """The recorded message ids of an entry, or None when they are missing or incomplete (then only
-    the entry's message says what its ids are)."""
+    """The recorded message ids of an entry, or None when they are missing, empty or incomplete (then
+    only the entry's message says what its ids are: an empty list may mean "not recorded")."""
     value = orjson.loads(raw) if isinstance(raw, str | bytes) else raw
-    if isinstance(value, list) and all(isinstance(i, str) and i for i in value):
+    if isinstance(value, list) and value and all(isinstance(i, str) and i for i in value):
         return value
     return None
 

@@ -83,6 +83,19 @@ async def test_pages_put_together_are_the_whole_history_oldest_first(aclient, hi
     assert pages == max(1, -(-len(history) // limit))  # no empty page at the end
 
 
+async def test_entries_whose_ids_were_not_recorded_page_the_same(aclient, history) -> None:
+    """Ids missing or recorded as an empty list are read from the entry's message instead."""
+    from agui_app.models import ConversationEntry
+
+    ids = [row async for row in ConversationEntry.objects.order_by("created_at").values_list("id", flat=True)]
+    await ConversationEntry.objects.filter(pk__in=ids[::3]).aupdate(ui_message_ids=[])
+    await ConversationEntry.objects.filter(pk__in=ids[1::3]).aupdate(ui_message_ids=None)
+    for order, expected in (("asc", history), ("desc", history[::-1])):
+        messages, _ = await read_all(aclient, limit=3, order=order)
+        assert [m["role"] for m in messages] == [m["role"] for m in expected]
+        assert [m.get("content") for m in messages] == [m.get("content") for m in expected]
+
+
 @pytest.mark.parametrize("limit", [1, 4, 1000])
 async def test_newest_first_pages_are_the_history_reversed(aclient, history, limit: int) -> None:
     messages, _ = await read_all(aclient, limit=limit, order="desc")
