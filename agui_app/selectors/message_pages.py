@@ -118,10 +118,17 @@ class Pager:
                     return index, ids.index(message_id)
         return None
 
-    def positions(self, indexes: list[int], *, skip: int, descending: bool) -> Iterator[tuple[int, int]]:
+    def positions(
+        self, indexes: list[int], *, skip: int, descending: bool, ahead: int
+    ) -> Iterator[tuple[int, int]]:
         """(entry index, message index) of every message along ``indexes``, the first ``skip`` of the
-        first entry left out."""
+        first entry left out. An entry without recorded ids is loaded with the unrecorded ones among
+        the next ``ahead`` entries (one query, not one each)."""
         for number, index in enumerate(indexes):
+            link = self.links[index]
+            if link.message_ids is None and link.entry_id not in self.dumped:
+                window = (self.links[i] for i in indexes[number : number + ahead])
+                self.load([each.entry_id for each in window if each.message_ids is None])
             count = len(self.ids(index))
             within = range(count - 1, -1, -1) if descending else range(count)
             yield from ((index, position) for position in list(within)[skip if number == 0 else 0 :])
@@ -158,7 +165,7 @@ def message_page(thread: Thread, *, after: str | None, limit: int, descending: b
         count = len(pager.ids(index))
         skip = (count - position if descending else position + 1) if count else 0
     wanted: list[tuple[int, int]] = []
-    for spot in pager.positions(indexes, skip=skip, descending=descending):
+    for spot in pager.positions(indexes, skip=skip, descending=descending, ahead=min(limit + 1, LOAD_BATCH)):
         wanted.append(spot)
         if len(wanted) > limit:
             break
