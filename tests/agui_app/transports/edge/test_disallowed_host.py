@@ -56,3 +56,15 @@ def test_outside_api_the_site_keeps_djangos_answer() -> None:
     response = Client().get("/admin/login/", HTTP_HOST="evil.example")
     assert response.status_code == 400
     assert not response["Content-Type"].startswith("application/json")
+
+
+def test_a_suspicious_request_a_middleware_refused_is_json_under_api_only(rf) -> None:
+    """Django answers a ``SuspiciousOperation`` raised outside any view with ``handler400``."""
+    from django.core.exceptions import SuspiciousOperation
+
+    from agui_app.transports.edge.answers import handler400
+
+    api = handler400(rf.get("/api/v1/agents"), SuspiciousOperation("bad"))
+    site = handler400(rf.get("/admin/"), SuspiciousOperation("bad"))
+    assert api.status_code == 400 and api["Content-Type"] == "application/json"
+    assert site.status_code == 400 and not site["Content-Type"].startswith("application/json")
