@@ -131,12 +131,14 @@ def prune_branches(*, conversation_id: str, cutoff: datetime, dry_run: bool = Fa
         return Pruned(branches=len(old), entries=delete_entries(doomed))
 
 
-def records_with_branches(tenant: Tenant) -> list[str]:
+def records_with_branches(tenant: Tenant, *, limit: int) -> list[str]:
+    """Up to ``limit`` of the tenant's conversations with left branches, the longest unchanged first
+    (all of theirs are as old as the record's last change, or older)."""
     return list(
         ConversationRecord.objects.filter(scope=tenant.conversation_scope)
         .exclude(branches=[])
         .order_by("updated_at")
-        .values_list("conversation_id", flat=True)
+        .values_list("conversation_id", flat=True)[:limit]
     )
 
 

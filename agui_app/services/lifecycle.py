@@ -171,7 +171,7 @@ def prune_tenant_branches(tenant: Tenant, *, now: datetime, limit: int, dry_run:
     if settings.AGUI_BRANCH_KEEP_DAYS <= 0:
         return report
     cutoff = now - timedelta(days=settings.AGUI_BRANCH_KEEP_DAYS)
-    for conversation_id in conversation_retention.records_with_branches(tenant)[:limit]:
+    for conversation_id in conversation_retention.records_with_branches(tenant, limit=limit):
         pruned = conversation_retention.prune_branches(
             conversation_id=conversation_id, cutoff=cutoff, dry_run=dry_run
         )
