@@ -85,6 +85,11 @@ def not_found(what: str) -> NotFound:
     return NotFound(f"{what} not found.")
 
 
+def disallowed_host() -> ApiError:
+    """A request whose ``Host`` header is not in ``ALLOWED_HOSTS`` (the value is not echoed)."""
+    return ApiError("The Host header is not allowed (ALLOWED_HOSTS).", code="disallowed_host")
+
+
 class MethodNotAllowed(ApiError):
     """The path exists, the method does not: its answer names the allowed ones (``Allow``)."""
 

@@ -119,6 +119,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "agui_app.transports.edge.answers.ApiHostMiddleware",  # outermost: a bad Host under /api/ is JSON
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -319,6 +320,8 @@ AGUI_EVENT_FLUSH_EVENTS = env_int("AGUI_EVENT_FLUSH_EVENTS", 256)
 AGUI_EVENT_FLUSH_MS = env_int("AGUI_EVENT_FLUSH_MS", 5)
 AGUI_EVENTS_PAGE_DEFAULT = env_int("AGUI_EVENTS_PAGE_DEFAULT", 1000)
 AGUI_EVENTS_PAGE_MAX = env_int("AGUI_EVENTS_PAGE_MAX", 10000)
+AGUI_MESSAGES_PAGE_DEFAULT = env_int("AGUI_MESSAGES_PAGE_DEFAULT", 100)  # GET …/messages
+AGUI_MESSAGES_PAGE_MAX = env_int("AGUI_MESSAGES_PAGE_MAX", 1000)
 AGUI_SUBSCRIBER_BUFFER = env_int("AGUI_SUBSCRIBER_BUFFER", 10000)
 AGUI_DB_THREADS = env_int("AGUI_DB_THREADS", 8)  # shared threads (and connections) for async code's ORM work
 AGUI_FOLLOW_POLL_SECONDS = env_float("AGUI_FOLLOW_POLL_SECONDS", 2.0)  # idle log poll of followers
@@ -417,6 +420,17 @@ AGUI_TRACE_CONTENT = env_bool("AGUI_TRACE_CONTENT", False)
 AGUI_EVENT_COMPACT_AFTER_DAYS = env_int("AGUI_EVENT_COMPACT_AFTER_DAYS", 7)
 AGUI_EVENT_EXPIRE_AFTER_DAYS = env_int("AGUI_EVENT_EXPIRE_AFTER_DAYS", 0)
 AGUI_EVENT_RETENTION_MINUTES = env_int("AGUI_EVENT_RETENTION_MINUTES", 60)  # how often the huey job runs
+# Thread lifecycle (services.lifecycle; a tenant's own days win; 0: never): idle threads deleted with all
+# they hold; finished runs' rows and events deleted (each thread keeps its last run); state revisions older
+# than the period folded into one snapshot, taken at a multiple of AGUI_STATE_SNAPSHOT_EVERY; conversation
+# branches left behind (rolled back, regenerated; no API shows them) and finished webhook deliveries deleted.
+AGUI_THREAD_DELETE_AFTER_DAYS = env_int("AGUI_THREAD_DELETE_AFTER_DAYS", 0)
+AGUI_RUN_DELETE_AFTER_DAYS = env_int("AGUI_RUN_DELETE_AFTER_DAYS", 0)
+AGUI_STATE_HISTORY_KEEP_DAYS = env_int("AGUI_STATE_HISTORY_KEEP_DAYS", 0)
+AGUI_STATE_SNAPSHOT_EVERY = env_int("AGUI_STATE_SNAPSHOT_EVERY", 100)
+AGUI_BRANCH_KEEP_DAYS = env_int("AGUI_BRANCH_KEEP_DAYS", 1)
+AGUI_WEBHOOK_DELIVERY_KEEP_DAYS = env_int("AGUI_WEBHOOK_DELIVERY_KEEP_DAYS", 30)
+AGUI_LIFECYCLE_MINUTES = env_int("AGUI_LIFECYCLE_MINUTES", 60)  # how often the huey job applies it
 # After a rotation the previous webhook secret signs too (a second signature) for this long.
 AGUI_WEBHOOK_SECRET_GRACE_SECONDS = env_int("AGUI_WEBHOOK_SECRET_GRACE_SECONDS", 86400)
 

@@ -24,5 +24,6 @@ urlpatterns = [
     path("api/redoc", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
     re_path(r"^api/", answers.api_not_found),  # last: any other /api/ path is a JSON 404
 ]
+handler400 = answers.handler400
 handler404 = answers.handler404
 handler500 = answers.handler500

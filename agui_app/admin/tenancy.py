@@ -72,6 +72,9 @@ class TenantForm(forms.ModelForm):
             "monthly_token_quota",
             "event_compact_after_days",
             "event_expire_after_days",
+            "thread_delete_after_days",
+            "run_delete_after_days",
+            "state_history_keep_days",
             "memory_max_items",
             "memory_max_item_bytes",
         ]
@@ -121,6 +124,10 @@ class TenantAdmin(TenantScopedAdmin):
         (
             "Event-log retention (empty: the service defaults)",
             {"fields": ["event_compact_after_days", "event_expire_after_days"]},
+        ),
+        (
+            "Thread lifecycle (empty: the service defaults; 0: never)",
+            {"fields": ["thread_delete_after_days", "run_delete_after_days", "state_history_keep_days"]},
         ),
         (
             "Webhooks (the signing secret is shown once, when rotated)",

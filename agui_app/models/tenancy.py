@@ -78,6 +78,24 @@ class Tenant(models.Model):
         blank=True,
         help_text="Days after a run ends before all its events are deleted (empty: default; 0: never).",
     )
+    thread_delete_after_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Days a thread may stay idle (no run, no state, title or metadata change) before it is "
+        "deleted with everything it holds (empty: default; 0: never).",
+    )
+    run_delete_after_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Days after a run ends before its row and its events are deleted; each thread keeps its "
+        "last run (empty: default; 0: never).",
+    )
+    state_history_keep_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Days of state revisions kept as patches: older ones are folded into one snapshot "
+        "(empty: default; 0: never).",
+    )
     memory_max_items = models.PositiveIntegerField(
         null=True, blank=True, help_text="Long-term memory items the tenant may keep (empty: default)."
     )

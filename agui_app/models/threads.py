@@ -68,11 +68,22 @@ class StateSource(models.TextChoices):
 
 
 class StateRevision(models.Model):
-    """One accepted change of a thread's shared state: the patch that took it to ``version``."""
+    """One accepted change of a thread's shared state: the patch that took it to ``version``.
+
+    Retention (``services.revision_retention``) folds old revisions away: the oldest one kept then
+    carries ``snapshot``, the whole state at its version, so the state at any version kept can still
+    be rebuilt (that snapshot, then the patches after it).
+    """
 
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="state_revisions")
     version = models.PositiveBigIntegerField()
     patch = models.JSONField(decoder=StoredJsonDecoder)
+    snapshot = models.JSONField(
+        null=True,
+        blank=True,
+        decoder=StoredJsonDecoder,
+        help_text="The whole state at this version, when the revisions before it were folded away.",
+    )
     source = models.CharField(max_length=10, choices=StateSource.choices)
     run = models.ForeignKey(
         "agui_app.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -101,6 +101,12 @@ def staff_thread(user: Any, thread_id: str) -> Thread:
     return found[0]
 
 
+def stored_state(thread: Thread) -> tuple[dict[str, Any], int]:
+    """The thread's state and version as stored now (``thread`` may have been read without them)."""
+    current = Thread.objects.only("state", "state_version").get(pk=thread.pk)
+    return current.state, current.state_version
+
+
 def state_revisions(thread: Thread) -> QuerySet[StateRevision]:
     return StateRevision.objects.filter(thread=thread).select_related("run").order_by("-version")
 

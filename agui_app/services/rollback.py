@@ -2,7 +2,8 @@
 revisions made since it started, the capabilities it loaded — before the next run starts.
 
 Nothing is deleted: the conversation's head moves back to where it was when the run started (the
-entries stay, unreachable), the state is rebuilt from its revisions and written as one new
+run's entries stay, as a branch the conversation left: ``services.conversation_retention`` deletes
+them once the branch is old), the state is rebuilt from its revisions and written as one new
 revision, and the log records it all as events — ``CUSTOM agui.run_rolled_back``, the
 ``STATE_SNAPSHOT`` of the restored state and a ``MESSAGES_SNAPSHOT`` of the restored history — so
 replaying the append-only log reproduces the thread exactly. Other writers' state revisions made
@@ -49,9 +50,19 @@ def run_rollback(*, run_pk: int) -> bool:
             .get(pk=run.thread_id)
         )
         head = run.history_head or None
-        ConversationRecord.objects.filter(pk=thread.conversation_id).exclude(head_id=head).update(
-            head_id=head, revision=new_entry_id()
+        record = (
+            ConversationRecord.objects.select_for_update()
+            .filter(pk=thread.conversation_id)
+            .exclude(head_id=head)
+            .first()
         )
+        if record is not None:
+            left = [tip for tip in record.branches or [] if tip != record.head_id]
+            ConversationRecord.objects.filter(pk=record.pk).update(
+                head_id=head,
+                revision=new_entry_id(),
+                branches=[*left, record.head_id] if record.head_id else left,
+            )
         loaded = loaded_in([load_message(row.message) for row in history_rows(head)]) if head else set()
         LoadedCapability.objects.filter(thread=thread).exclude(capability_id__in=loaded).delete()
         append_events(thread.pk, [run_rolled_back(run_id=run.run_id)])
@@ -64,12 +75,19 @@ def run_rollback(*, run_pk: int) -> bool:
 
 def state_without_run(thread: Thread, run: Run) -> dict[str, Any]:
     """The state rebuilt from its revisions: all up to the run's start, then the later ones that
-    neither the run nor its own input made (skipping those that no longer apply)."""
+    neither the run nor its own input made (skipping those that no longer apply).
+
+    It starts from the latest snapshot at or before the run's start when retention folded the older
+    revisions away (``StateRevision.snapshot``), else from the empty state and the first revision.
+    """
     before = run.state_version_before
     assert before is not None  # run_rollback leaves a run without a recorded start alone
-    state: Any = {}
     revisions = StateRevision.objects.filter(thread=thread).order_by("version")
-    for revision in revisions:
+    folded = revisions.filter(snapshot__isnull=False)
+    # A snapshot after the run's start only if retention folded past it (it keeps days, runs last minutes).
+    base = folded.filter(version__lte=before).order_by("-version").first() or folded.first()
+    state: Any = base.snapshot if base is not None else {}
+    for revision in revisions.filter(version__gt=base.version if base is not None else 0):
         if revision.version > before and revision.run_id == run.pk:
             continue
         try:

@@ -148,3 +148,25 @@ def tenant_limits(tenant: Tenant) -> dict[str, int]:
             tenant.schedule_min_interval_seconds, settings.AGUI_SCHEDULE_MIN_INTERVAL_SECONDS
         ),
     }
+
+
+def tenant_retention(tenant: Tenant) -> dict[str, int | None]:
+    """The retention periods in force for ``tenant`` (its own, or the ``AGUI_*`` defaults), in days;
+    ``None``: never."""
+
+    def days(value: int | None, default: int) -> int | None:
+        chosen = default if value is None else value
+        return chosen if chosen > 0 else None
+
+    compact = settings.AGUI_EVENT_COMPACT_AFTER_DAYS
+    if tenant.event_compact_after_days is not None:
+        compact = tenant.event_compact_after_days
+    return {
+        "eventCompactAfterDays": compact if compact >= 0 else None,  # 0: at the next pass
+        "eventExpireAfterDays": days(tenant.event_expire_after_days, settings.AGUI_EVENT_EXPIRE_AFTER_DAYS),
+        "threadDeleteAfterDays": days(
+            tenant.thread_delete_after_days, settings.AGUI_THREAD_DELETE_AFTER_DAYS
+        ),
+        "runDeleteAfterDays": days(tenant.run_delete_after_days, settings.AGUI_RUN_DELETE_AFTER_DAYS),
+        "stateHistoryKeepDays": days(tenant.state_history_keep_days, settings.AGUI_STATE_HISTORY_KEEP_DAYS),
+    }

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
-from agui_app.conversation_store import STORE
 from agui_app.errors import Conflict, NotFound
-from agui_app.models import ConversationRecord, Run, RunStatus, Tenant, Thread
+from agui_app.models import Event, Run, RunStatus, Tenant, Thread
+from agui_app.services.conversation_retention import conversation_delete
 from capabilities.models import Agent
 
 
@@ -57,10 +59,14 @@ def thread_update(
 
 
 def thread_delete(*, thread: Thread) -> None:
-    """Delete the thread, its runs, events, state history and stored conversation.
+    """Delete the thread and everything it holds: runs, events, state revisions, loaded
+    capabilities (their foreign keys cascade) and its stored conversation — the record and every
+    entry of its history, its left branches and strays (``conversation_retention``: no foreign key
+    links those tables to the thread).
 
     Raises:
         Conflict: ``thread_busy`` while a run is active.
+        NotFound: deleted meanwhile.
     """
     with transaction.atomic():
         locked = Thread.objects.select_for_update().filter(pk=thread.pk).first()
@@ -68,7 +74,30 @@ def thread_delete(*, thread: Thread) -> None:
             raise NotFound("Thread not found.")
         if Run.objects.filter(thread=locked, status=RunStatus.RUNNING).exists():
             raise Conflict("A run is active on this thread; cancel it first.", code="thread_busy")
-        record = ConversationRecord.objects.filter(pk=locked.conversation_id).first()
-        if record is not None:
-            STORE.delete_record_sync(record.conversation_id, expected_revision=record.revision)
-        locked.delete()
+        delete_locked(locked)
+
+
+def thread_delete_if_idle(*, thread_pk: uuid.UUID, cutoff: datetime) -> bool:
+    """Delete the thread like ``thread_delete`` if it is still idle since before ``cutoff`` (checked
+    under its lock: nothing written since, no run started or ended since, none active or queued).
+    Returns whether it was deleted."""
+    with transaction.atomic():
+        locked = Thread.objects.select_for_update().filter(pk=thread_pk, updated_at__lt=cutoff).first()
+        if locked is None:
+            return False
+        lively = Run.objects.filter(thread=locked).filter(
+            Q(started_at__gte=cutoff)
+            | Q(finished_at__gte=cutoff)
+            | Q(status__in=[RunStatus.RUNNING, RunStatus.QUEUED])
+        )
+        if lively.exists():
+            return False
+        delete_locked(locked)
+        return True
+
+
+def delete_locked(locked: Thread) -> None:
+    # The events first, in one statement: the run rows' deletion then has none of them to unlink.
+    Event.objects.filter(thread=locked).delete()
+    conversation_delete(locked.conversation_id)
+    locked.delete()

@@ -74,13 +74,16 @@ def run_summary(run: Run) -> dict[str, Any]:
 
 
 def revision(item: StateRevision) -> dict[str, Any]:
-    return {
+    body = {
         "version": item.version,
         "patch": item.patch,
         "source": item.source,
         "runId": item.run.run_id if item.run is not None else None,
         "createdAt": iso(item.created_at),
     }
+    if item.snapshot is not None:  # the oldest revision kept, once older ones were folded away
+        body["snapshot"] = item.snapshot
+    return body
 
 
 def schedule_body(schedule: Schedule) -> dict[str, Any]:

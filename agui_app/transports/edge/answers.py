@@ -17,14 +17,15 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.core.exceptions import DisallowedHost, PermissionDenied, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.deprecation import MiddlewareMixin
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from agui_app.errors import ApiError, MethodNotAllowed, NotFound, TooManyRequests
+from agui_app.errors import ApiError, MethodNotAllowed, NotFound, TooManyRequests, disallowed_host
 from agui_app.logs import request_refused
 
 logger = logging.getLogger(__name__)
@@ -176,6 +177,37 @@ class ApiErrorMiddleware:
             return error_response(ApiError("The request is malformed.", code="bad_request"))
         logger.error("%s %s failed", request.method, request.path, exc_info=exception)
         return error_response(internal_error())
+
+
+class ApiHostMiddleware(MiddlewareMixin):
+    """Outermost: a request under ``/api/`` whose ``Host`` is not in ``ALLOWED_HOSTS`` is the JSON 400
+    ``disallowed_host`` the SSE consumers answer too. Django's own answer (``CommonMiddleware`` raising
+    ``DisallowedHost``) is an HTML page, or the debug page with ``DEBUG`` on (and the security
+    middleware may ask for the host first, to redirect to HTTPS). Logged like Django logs it (``django.security.DisallowedHost``, whose value ``logs.RequestDataFilter`` removes)."""
+
+    def process_request(self, request: HttpRequest) -> HttpResponse | None:
+        if not is_api(request):
+            return None
+        try:
+            request.get_host()
+        except DisallowedHost as exc:
+            logging.getLogger("django.security.DisallowedHost").error(
+                str(exc), extra={"status_code": 400, "request": request}
+            )
+            answer = error_response(disallowed_host(), request)
+            for name, value in security_headers():  # the middleware that adds them sits inside this one
+                answer[name.decode()] = value.decode()
+            return answer
+        return None
+
+
+def handler400(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A ``SuspiciousOperation`` no view handled (raised by a middleware) under ``/api/`` is JSON too."""
+    if is_api(request):
+        return error_response(ApiError("The request is malformed.", code="bad_request"))
+    from django.views.defaults import bad_request
+
+    return bad_request(request, exception)
 
 
 def internal_error() -> ApiError:

@@ -73,6 +73,10 @@ class AguiMessageField(serializers.DictField):
 class ThreadMessagesBody(serializers.Serializer):
     threadId = serializers.CharField()
     messages = serializers.ListField(child=AguiMessageField())
+    next = serializers.CharField(
+        allow_null=True,
+        help_text="the id of the page's last message when more follow (the next `after`), else null",
+    )
 
 
 class ThreadStateBody(serializers.Serializer):
@@ -104,3 +108,8 @@ class StateRevisionBody(serializers.Serializer):
     )
     runId = serializers.CharField(allow_null=True)
     createdAt = serializers.DateTimeField()
+    snapshot = serializers.DictField(
+        required=False,
+        help_text="only on the oldest revision listed, once retention folded older ones away: the whole "
+        "state at this version (then each later patch rebuilds the next version)",
+    )

@@ -10,9 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agui_app.access import Scope
-from agui_app.errors import ApiError, Unprocessable
-from agui_app.models import StateSource
-from agui_app.selectors.threads import state_revisions
+from agui_app.errors import ApiError, PreconditionFailed, Unprocessable
+from agui_app.models import StateSource, Thread
+from agui_app.selectors.threads import state_revisions, stored_state
 from agui_app.services.state import state_apply_patch, state_replace
 from agui_app.transports.inputs import BIGINT_MAX, ascii_int
 from agui_app.transports.outputs import revision
@@ -23,9 +23,16 @@ from agui_app.transports.rest.parsers import JsonParser, JsonPatchParser, Orjson
 
 TAGS = ["threads"]
 IF_MATCH = OpenApiParameter(
-    "If-Match", str, OpenApiParameter.HEADER, description='the version ETag to write over, e.g. "3"'
+    "If-Match",
+    str,
+    OpenApiParameter.HEADER,
+    description='the version ETag to write over, e.g. "3" (strong comparison: a weak W/"3" never matches)',
 )
-STATE_CONFLICT = OpenApiResponse(ErrorSerializer, description="If-Match is not the current version")
+STATE_CONFLICT = OpenApiResponse(
+    ErrorSerializer,
+    description="If-Match is not the current version (stale_version), or is a weak tag (weak_if_match); "
+    "details carry currentVersion and state",
+)
 STATE_ANSWER = OpenApiResponse(doc.ThreadStateBody, description='the new state; ETag: "<version>"')
 IF_NONE_MATCH = OpenApiParameter(
     "If-None-Match",
@@ -36,15 +43,31 @@ IF_NONE_MATCH = OpenApiParameter(
 NOT_MODIFIED = OpenApiResponse(None, description="If-None-Match holds the current version (weak comparison)")
 
 
-def parse_if_match(request: Request) -> int | None:
-    """``If-Match: "n"`` → n; absent or ``*`` → None (last writer wins)."""
+def parse_if_match(request: Request, thread: Thread) -> int | None:
+    """``If-Match: "n"`` → n; absent or ``*`` → None (last writer wins).
+
+    Raises:
+        ApiError: ``bad_if_match`` (400), not a version ETag.
+        PreconditionFailed: ``weak_if_match`` (412) for ``W/"n"``: ``If-Match`` uses the strong
+            comparison (RFC 9110 §13.1.1), so a weak tag never matches; like a stale version's
+            answer, ``details`` carry the current version and state.
+    """
     raw = request.headers.get("If-Match")
     if raw is None or raw.strip() == "*":
         return None
-    value = ascii_int(raw.strip().removeprefix("W/").strip('"'), maximum=BIGINT_MAX)
+    tag = raw.strip()
+    weak = tag.startswith("W/")
+    value = ascii_int(tag.removeprefix("W/").strip('"'), maximum=BIGINT_MAX)
     if value is None:
         shown = raw if len(raw) <= 40 else raw[:40] + "…"
         raise ApiError(f'If-Match must be a version ETag like "3", got {shown!r}.', code="bad_if_match")
+    if weak:
+        state, version = stored_state(thread)
+        raise PreconditionFailed(
+            f'If-Match compares strongly: a weak tag never matches; send "{version}".',
+            code="weak_if_match",
+            details={"currentVersion": version, "state": state},
+        )
     return value
 
 
@@ -86,7 +109,7 @@ class ThreadStateView(TenantAPIView):
             thread_pk=thread.pk,
             ops=request.data,
             source=StateSource.API,
-            base_version=parse_if_match(request),
+            base_version=parse_if_match(request, thread),
         )
         return state_response(change.version, change.state)
 
@@ -106,7 +129,7 @@ class ThreadStateView(TenantAPIView):
             thread_pk=thread.pk,
             state=request.data["state"],
             source=StateSource.API,
-            base_version=parse_if_match(request),
+            base_version=parse_if_match(request, thread),
         )
         return state_response(change.version, change.state)
 

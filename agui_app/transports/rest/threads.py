@@ -4,25 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agui_app.access import Scope
-from agui_app.errors import Forbidden, not_found
+from agui_app.errors import ApiError, Forbidden, not_found
 from agui_app.models import Thread
 from agui_app.selectors.agents import agent_or_404
-from agui_app.selectors.messages import messages_json, thread_messages
+from agui_app.selectors.message_pages import message_page
+from agui_app.selectors.messages import messages_json
 from agui_app.selectors.runs import active_run
 from agui_app.selectors.threads import loaded_capabilities, thread_id_taken, threads_for
 from agui_app.services.threads import thread_create, thread_delete, thread_update
 from agui_app.transports import outputs as out
+from agui_app.transports.inputs import non_negative_int
 from agui_app.transports.rest import bodies as doc
 from agui_app.transports.rest.base import PAGE, TenantAPIView, page_of
 from agui_app.transports.rest.thread_inputs import ThreadCreateInput, ThreadUpdateInput
 from capabilities.selectors import enabled_skill_ids
 
 SEARCH_MAX_CHARS = 200
+CURSOR_MAX_CHARS = 256
 TAGS = ["threads"]
 
 
@@ -129,8 +133,52 @@ class ThreadDetailView(TenantAPIView):
 
 
 class ThreadMessagesView(TenantAPIView):
-    @extend_schema(operation_id="threads_messages", tags=TAGS, responses={200: doc.ThreadMessagesBody})
+    @extend_schema(
+        operation_id="threads_messages",
+        tags=TAGS,
+        parameters=[
+            OpenApiParameter(
+                "after",
+                str,
+                description="a message id: the page starts after it (in the page's order); "
+                "the previous page's `next`",
+            ),
+            OpenApiParameter(
+                "limit",
+                int,
+                description=f"messages per page (default {settings.AGUI_MESSAGES_PAGE_DEFAULT}, "
+                f"at most {settings.AGUI_MESSAGES_PAGE_MAX})",
+            ),
+            OpenApiParameter(
+                "order",
+                str,
+                enum=["asc", "desc"],
+                description="asc: oldest first (default); desc: newest first",
+            ),
+        ],
+        responses={200: doc.ThreadMessagesBody},
+    )
     def get(self, request: Request, thread_id: str) -> Response:
-        """The stored history as AG-UI messages, with the ids the stream used."""
-        thread = self.thread(request, thread_id)
-        return Response({"threadId": thread.thread_id, "messages": messages_json(thread_messages(thread))})
+        """The stored history as AG-UI messages, with the ids the stream used, a page at a time:
+        ``next`` is the ``after`` of the next page (null on the last)."""
+        thread = self.thread(request, thread_id, with_state=False)
+        after = request.query_params.get("after") or None
+        if after is not None and len(after) > CURSOR_MAX_CHARS:
+            raise ApiError(
+                f"after is a message id of at most {CURSOR_MAX_CHARS} characters.", code="bad_cursor"
+            )
+        limit = non_negative_int(
+            request.query_params.get("limit"), "limit", settings.AGUI_MESSAGES_PAGE_DEFAULT
+        )
+        order = request.query_params.get("order", "asc")
+        if order not in ("asc", "desc"):
+            raise ApiError('order is "asc" (oldest first) or "desc" (newest first).', code="bad_order")
+        page = message_page(
+            thread,
+            after=after,
+            limit=max(1, min(limit, settings.AGUI_MESSAGES_PAGE_MAX)),
+            descending=order == "desc",
+        )
+        return Response(
+            {"threadId": thread.thread_id, "messages": messages_json(page.messages), "next": page.next}
+        )

@@ -75,6 +75,26 @@ class LimitsBody(serializers.Serializer):
     memoryItemBytes = serializers.IntegerField(help_text="bytes of one memory item (value JSON + text)")
     maxSchedules = serializers.IntegerField()
     scheduleMinIntervalSeconds = serializers.IntegerField()
+    eventCompactAfterDays = serializers.IntegerField(
+        allow_null=True,
+        help_text="days after a run ends before its token-level events are merged (null: never)",
+    )
+    eventExpireAfterDays = serializers.IntegerField(
+        allow_null=True, help_text="days after a run ends before its events are deleted (null: never)"
+    )
+    threadDeleteAfterDays = serializers.IntegerField(
+        allow_null=True,
+        help_text="days a thread may stay idle before it is deleted with all it holds (null: never)",
+    )
+    runDeleteAfterDays = serializers.IntegerField(
+        allow_null=True,
+        help_text="days after a run ends before its row and events are deleted; a thread keeps its last run "
+        "(null: never)",
+    )
+    stateHistoryKeepDays = serializers.IntegerField(
+        allow_null=True,
+        help_text="days of state revisions kept as patches before they are folded (null: never)",
+    )
 
 
 class QuotaUse(serializers.Serializer):

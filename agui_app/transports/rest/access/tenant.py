@@ -17,7 +17,7 @@ from agui_app.access import Scope
 from agui_app.errors import Unprocessable
 from agui_app.models import Tenant
 from agui_app.selectors.usage import is_group_by, usage_report
-from agui_app.services.tenancy import tenant_limits, tenant_set_origins
+from agui_app.services.tenancy import tenant_limits, tenant_retention, tenant_set_origins
 from agui_app.services.tokens import token_secret_rotate
 from agui_app.services.usage import month_of, next_month, usage_this_month
 from agui_app.services.webhook_secrets import SHOWN_PREFIX_CHARS, webhook_secret_rotate
@@ -35,7 +35,7 @@ def tenant_body(tenant: Tenant) -> dict[str, Any]:
     return {
         "slug": tenant.slug,
         "allowedOrigins": list(tenant.allowed_origins),
-        "limits": tenant_limits(tenant),
+        "limits": {**tenant_limits(tenant), **tenant_retention(tenant)},
         "quotas": {
             "monthlyRuns": tenant.monthly_run_quota,
             "monthlyTokens": tenant.monthly_token_quota,

@@ -83,6 +83,22 @@ def test_a_stale_if_match_is_412_with_the_current_version_and_state(api, thread)
     assert thread_fingerprint("doc") == before
 
 
+@pytest.mark.parametrize("method", ["PATCH", "PUT"])
+def test_a_weak_if_match_on_a_write_is_412_with_the_current_version_and_state(api, thread, method) -> None:
+    """If-Match compares strongly (RFC 9110 §13.1.1): W/"1" never matches, even the current version."""
+    before = thread_fingerprint("doc")
+    if method == "PATCH":
+        response = patch(api, [{"op": "replace", "path": "/todos/0/done", "value": True}], 'W/"1"')
+    else:
+        response = api.put("/api/v1/threads/doc/state", {"state": {}}, format="json", HTTP_IF_MATCH='W/"1"')
+    assert response.status_code == 412
+    error = response.json()["error"]
+    assert error["code"] == "weak_if_match"
+    assert error["details"]["currentVersion"] == 1 and error["details"]["state"] == before["state"]
+    assert thread_fingerprint("doc") == before
+    assert patch(api, [{"op": "replace", "path": "/todos/0/done", "value": True}], '"1"').status_code == 200
+
+
 def test_put_replaces_the_whole_state_and_is_sent_as_a_snapshot(api, thread) -> None:
     response = api.put(
         "/api/v1/threads/doc/state", {"state": {"mode": "new"}}, format="json", HTTP_IF_MATCH='"1"'

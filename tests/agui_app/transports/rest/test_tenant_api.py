@@ -18,7 +18,9 @@ async def patch(client: AsgiClient, body: object):
 
 
 async def test_the_tenant_shows_its_origins_limits_and_quotas(aclient, owner_tenant) -> None:
-    await Tenant.objects.filter(pk=owner_tenant.pk).aupdate(runs_per_minute=7, monthly_run_quota=100)
+    await Tenant.objects.filter(pk=owner_tenant.pk).aupdate(
+        runs_per_minute=7, monthly_run_quota=100, thread_delete_after_days=90, state_history_keep_days=0
+    )
     body = (await aclient.get("/api/v1/tenant")).json()
     assert body["slug"] == "acme" and body["allowedOrigins"] == []
     assert body["limits"] == {
@@ -29,6 +31,11 @@ async def test_the_tenant_shows_its_origins_limits_and_quotas(aclient, owner_ten
         "memoryItemBytes": 16 * 1024,
         "maxSchedules": 100,
         "scheduleMinIntervalSeconds": 60,
+        "eventCompactAfterDays": 7,
+        "eventExpireAfterDays": None,  # never
+        "threadDeleteAfterDays": 90,
+        "runDeleteAfterDays": None,
+        "stateHistoryKeepDays": None,  # the tenant's own 0: never
     }
     assert body["quotas"]["monthlyRuns"] == 100 and body["quotas"]["monthlyTokens"] is None
     assert body["quotas"]["used"] == {"runs": 0, "tokens": 0}
@@ -60,6 +67,8 @@ async def test_too_many_origins_are_refused(aclient) -> None:
 
 
 async def test_limits_and_quotas_are_read_only(aclient) -> None:
+    response = await patch(aclient, {"allowedOrigins": [], "limits": {"threadDeleteAfterDays": 1}})
+    assert response.status_code == 422
     response = await patch(aclient, {"allowedOrigins": [], "limits": {"runsPerMinute": 10**6}})
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "read_only"
