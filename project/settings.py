@@ -155,6 +155,9 @@ DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside the writer; IMMEDIATE takes the write lock at BEGIN, so two
     # writers queue on busy_timeout instead of failing with "database is locked" mid-transaction.
+    # Our backend adds one thing: this process's writers take turns on a Python lock, not on
+    # SQLite's busy handler, which sleeps up to 100 ms a try (agui_app/concurrency/sqlite/base.py).
+    DATABASES["default"]["ENGINE"] = "agui_app.concurrency.sqlite"
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;",
         "transaction_mode": "IMMEDIATE",

@@ -94,7 +94,7 @@ def run_admit(
     try:
         with transaction.atomic():
             _check_tenant_capacity(tenant)  # first: the tenant's row lock, then the thread's
-            thread = _locked_thread(tenant, run_input.thread_id, agent, principal)
+            thread, created = _locked_thread(tenant, run_input.thread_id, agent, principal)
             if principal.is_end_user and thread.user != principal.user:
                 raise not_found("Thread")  # another user's: exactly like another tenant's
             if thread.agent_id != agent.pk:
@@ -102,10 +102,14 @@ def run_admit(
                     f"Thread {thread.thread_id!r} belongs to another agent.", code="thread_agent_mismatch"
                 )
             # The active run, the queued ones and one already named like the new run: one read.
-            runs = list(
-                Run.objects.filter(
-                    Q(status__in=(RunStatus.RUNNING, RunStatus.QUEUED)) | Q(run_id=run_input.run_id),
-                    thread=thread,
+            runs = (
+                []  # a thread created just now has none
+                if created
+                else list(
+                    Run.objects.filter(
+                        Q(status__in=(RunStatus.RUNNING, RunStatus.QUEUED)) | Q(run_id=run_input.run_id),
+                        thread=thread,
+                    )
                 )
             )
             active = next((r for r in runs if r.status == RunStatus.RUNNING), None)
@@ -127,7 +131,10 @@ def run_admit(
                 return _enqueue(
                     principal, thread, run_input, on_disconnect or options.on_disconnect or "continue"
                 )
-            conversation = conversation_preload(thread.conversation_id)  # one read of the record
+            # One read of the record (none for a new thread: its conversation is named after it).
+            conversation = (
+                ConversationPreload(None, []) if created else conversation_preload(thread.conversation_id)
+            )
             record = conversation.head
             check_open_interrupts(thread, run_input, record=record)
             if _record_input_state(
@@ -181,15 +188,17 @@ def run_admit(
         raise Conflict("A run is active on this thread.", code="thread_busy") from exc
 
 
-def _locked_thread(tenant: Tenant, thread_id: str, agent: Agent, principal: Principal) -> Thread:
-    """The thread, row-locked (created on first use, owned by the principal's end user, if any)."""
+def _locked_thread(tenant: Tenant, thread_id: str, agent: Agent, principal: Principal) -> tuple[Thread, bool]:
+    """The thread, row-locked, and whether this admission created it (on first use, owned by the
+    principal's end user, if any). A concurrent first use of the same id inserts nothing (``ON
+    CONFLICT DO NOTHING``: no savepoint) and then waits on the row the other one created."""
     thread = Thread.objects.select_for_update().filter(tenant=tenant, thread_id=thread_id).first()
     if thread is not None:
-        return thread
-    created, _ = Thread.objects.get_or_create(
-        tenant=tenant, thread_id=thread_id, defaults={"agent": agent, "user": principal.owner}
-    )
-    return Thread.objects.select_for_update().get(pk=created.pk)
+        return thread, False
+    new = Thread(tenant=tenant, thread_id=thread_id, agent=agent, user=principal.owner)
+    Thread.objects.bulk_create([new], ignore_conflicts=True)
+    thread = Thread.objects.select_for_update().get(tenant=tenant, thread_id=thread_id)
+    return thread, thread.pk == new.pk
 
 
 def conversation_head(thread: Thread) -> dict[str, Any]:

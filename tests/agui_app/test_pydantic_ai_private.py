@@ -6,14 +6,21 @@ These fail loudly when an upgrade of pydantic-ai moves or changes one of them.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
-from pydantic_ai import Agent, DeferredToolRequests
-from pydantic_ai.capabilities import Capability
+from pydantic_ai import Agent, DeferredToolRequests, RunContext
+from pydantic_ai.capabilities import AbstractCapability, Capability
 from pydantic_ai.messages import ModelMessage, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
-from agui_app.pydantic_ai_private import approval_interrupt, loaded_capability_ids, new_entry_id
+from agui_app.pydantic_ai_private import (
+    active_capability_ids_uncached,
+    approval_interrupt,
+    loaded_capability_ids,
+    new_entry_id,
+)
 from tests.support.models import KnownUsageModel
 
 
@@ -78,3 +85,32 @@ async def test_a_usage_reported_at_the_end_of_a_stream_replaces_the_estimate() -
         await result.get_output()
     usage = result.usage
     assert (usage.requests, usage.input_tokens, usage.output_tokens) == (1, 123, 45)
+
+
+@dataclass
+class ActiveIdsProbe(AbstractCapability[Any]):
+    """Reads ``active_capability_ids`` (cached) beside pydantic-ai's own computation at every step."""
+
+    seen: list[tuple[set[str], set[str]]] = field(default_factory=list)
+
+    async def before_model_request(self, ctx: RunContext[Any], request_context: Any) -> Any:
+        self.seen.append((ctx.active_capability_ids, active_capability_ids_uncached(ctx)))
+        return request_context
+
+
+async def test_the_cached_active_capability_ids_answer_as_pydantic_ai_does_as_loads_grow() -> None:
+    """``RunContext.active_capability_ids`` is computed once per (run, loaded ids) since the app
+    started (``compute_active_capability_ids_once``); every step still sees exactly pydantic-ai's answer."""
+    assert RunContext.active_capability_ids.fget.__module__ == "agui_app.pydantic_ai_private"
+    probe = ActiveIdsProbe()
+    deferred = [
+        Capability(id=name, description=f"{name}.", instructions="Be brief.", defer_loading=True)
+        for name in ("weather", "recipes", "refunds")
+    ]
+    agent = Agent(scripted("weather", "refunds"), capabilities=[*deferred, probe], retries={"tools": 3})
+    async with agent.run_stream("hi") as result:
+        await result.get_output()
+    assert len(probe.seen) == 3  # one model request per load, then the answer
+    assert all(cached == own for cached, own in probe.seen), probe.seen
+    loaded_by_step = [cached & {"weather", "recipes", "refunds"} for cached, _ in probe.seen]
+    assert loaded_by_step == [set(), {"weather"}, {"weather", "refunds"}]

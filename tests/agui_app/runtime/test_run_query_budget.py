@@ -69,3 +69,25 @@ async def test_a_one_word_run_on_an_existing_thread_stays_within_its_budget(
     # The history is read once per run (the admission; here not even that: this process holds it).
     assert sum("WITH RECURSIVE" in s for s in counted.statements) == 0, listing
     assert sum("agui_app_conversationrecord" in s for s in counted.selects()) == 1, listing
+
+
+async def test_a_one_word_run_on_a_new_thread_stays_within_its_budget(
+    aclient, agent, monkeypatch, settings
+) -> None:
+    """A thread's first run (what a new chat costs): its creation adds two statements (the insert,
+    and reading the row back locked), and there is no run, conversation or history to read."""
+    settings.AGUI_RUN_HEARTBEAT_SECONDS = 60
+    await run(aclient, "assistant", run_input("budget-warm", [user(script({"say": "warm"}), "m-1")]))
+    await asyncio.sleep(SETTLE_S)
+    with counting_queries(monkeypatch) as counted, counting_hops(monkeypatch) as hops:
+        frames = await run(
+            aclient, "assistant", run_input("budget-new", [user(script({"say": "hi"}), "m-1")])
+        )
+        await asyncio.sleep(SETTLE_S)
+    assert frames[-1].type == "RUN_FINISHED"
+    listing = "\n".join(s[:140] for s in counted.statements) + "\nhops:\n" + "\n".join(hops)
+    assert len(counted.sql()) <= MAX_STATEMENTS, listing
+    assert counted.transactions <= MAX_TRANSACTIONS, listing
+    assert len(hops) <= MAX_HOPS, listing
+    assert not any("SAVEPOINT" in s for s in counted.statements), listing
+    assert not any("agui_app_conversationrecord" in s for s in counted.selects()), listing
