@@ -215,7 +215,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # Every middleware here is async-capable: one sync-only middleware would run each request in a
 # worker thread and hold it for the whole of a streaming response. Static files (the admin's)
 # are served by ``ASGIStaticFilesHandler`` in project/asgi.py.
-DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the AG-UI endpoint enforces AGUI_MAX_BODY_BYTES itself
+# DATA_UPLOAD_MAX_MEMORY_SIZE: set with the file settings at the end.
 
 # --- REST framework ---------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -472,3 +472,61 @@ elif AGUI_TASKS_STORAGE == "memory":
     HUEY |= {"huey_class": "huey.MemoryHuey"}
 else:
     HUEY |= {"huey_class": "huey.SqliteHuey", "filename": AGUI_TASKS_SQLITE_FILE}
+
+# --- Files (agui_app.services.files; DESIGN §21) ---------------------------------------------------
+# Uploads and the files of run input parts go through Django's storage API (STORAGES["agui_files"]):
+# local files under AGUI_FILES_ROOT by default; AGUI_FILES_STORAGE=s3 uses django-storages' S3 backend
+# (any S3-compatible service: AGUI_FILES_S3_* below, credentials from the usual AWS_* variables).
+AGUI_FILE_MAX_BYTES = env_int("AGUI_FILE_MAX_BYTES", 20 * 1024 * 1024)  # one file (413 past it)
+AGUI_FILE_QUOTA_BYTES = env_int(
+    "AGUI_FILE_QUOTA_BYTES", 1024 * 1024 * 1024
+)  # a tenant's files (its own wins)
+AGUI_FILE_PARTS_PER_MESSAGE = env_int("AGUI_FILE_PARTS_PER_MESSAGE", 10)  # media parts of one user message
+AGUI_FILE_RETENTION_DAYS = env_int("AGUI_FILE_RETENTION_DAYS", 7)  # unreferenced files kept (0: forever)
+AGUI_FILE_RETENTION_MINUTES = env_int("AGUI_FILE_RETENTION_MINUTES", 60)  # how often the worker's job runs
+AGUI_FILE_ALLOWED_TYPES = env_list(
+    "AGUI_FILE_ALLOWED_TYPES",
+    [
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "application/pdf",
+        "text/plain",
+        "audio/mpeg",
+        "audio/wav",
+        "audio/ogg",
+        "video/mp4",
+        "video/webm",
+    ],
+)  # sniffed types a tenant may store (a tenant's own list narrows it)
+AGUI_FILES_STORAGE = env_str("AGUI_FILES_STORAGE", "local").lower()  # local | s3
+AGUI_FILES_ROOT = env_str("AGUI_FILES_ROOT", str(BASE_DIR / "files"))
+if AGUI_FILES_STORAGE == "s3":
+    _FILES_STORAGE: dict[str, object] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env_str("AGUI_FILES_S3_BUCKET", "agui-files"),
+            "endpoint_url": env_str("AGUI_FILES_S3_ENDPOINT_URL") or None,
+            "region_name": env_str("AGUI_FILES_S3_REGION") or None,
+            "location": env_str("AGUI_FILES_S3_PREFIX", ""),
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
+else:
+    _FILES_STORAGE = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": AGUI_FILES_ROOT},
+    }
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "agui_files": _FILES_STORAGE,
+}
+# Django's own multipart parser (admin forms) keeps at most this much of a file in memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# Bodies Django parses itself (admin forms; the API's REST views) stay within the largest body the
+# request guard lets through outside /api/v1/files (which streams its uploads: services.files).
+DATA_UPLOAD_MAX_MEMORY_SIZE = AGUI_ADMIN_MAX_BODY_BYTES

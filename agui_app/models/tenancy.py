@@ -102,6 +102,19 @@ class Tenant(models.Model):
     memory_max_item_bytes = models.PositiveIntegerField(
         null=True, blank=True, help_text="Bytes of one memory item, value JSON + text (empty: default)."
     )
+    file_quota_bytes = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Bytes of files the tenant may keep (empty: default)."
+    )
+    file_retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Days a file no thread references is kept (empty: default; 0: forever).",
+    )
+    file_allowed_types = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Content types the tenant may store, within the server's list (empty: the server's list).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agui_app.models import LoadedCapability, Run, Schedule, ScheduleFiring, StateRevision, Thread
+from agui_app.models import LoadedCapability, Run, Schedule, ScheduleFiring, StateRevision, StoredFile, Thread
 
 
 def iso(value: Any) -> str | None:
@@ -116,3 +116,19 @@ def firing_body(firing: ScheduleFiring) -> dict[str, Any]:
         "threadId": firing.thread_id or None,
         "run": run_summary(firing.run) if firing.run is not None else None,
     }
+
+
+def file_detail(file: StoredFile) -> dict[str, Any]:
+    """A stored file as ``POST``/``GET /api/v1/files…`` show it (DESIGN §21)."""
+    body: dict[str, Any] = {
+        "id": str(file.pk),
+        "filename": file.filename,
+        "contentType": file.content_type,
+        "size": file.size,
+        "sha256": file.sha256,
+        "createdAt": iso(file.created_at),
+        "url": file.url,
+    }
+    if file.width is not None and file.height is not None:
+        body["width"], body["height"] = file.width, file.height
+    return body

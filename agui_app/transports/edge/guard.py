@@ -68,11 +68,16 @@ def is_api(path: str) -> bool:
     return path.startswith("/api/")
 
 
+UPLOAD_FRAMING_BYTES = 16 * 1024  # a multipart body's boundaries and part headers
+
+
 def body_limit(path: str) -> int:
     if not is_api(path):
         return settings.AGUI_ADMIN_MAX_BODY_BYTES  # admin forms and uploads (the login page too)
     if path.rstrip("/") == "/api/v1/skills/import":
         return settings.AGUI_SKILL_IMPORT_MAX_BYTES
+    if path.rstrip("/") == "/api/v1/files":  # a multipart upload: the file and its framing
+        return settings.AGUI_FILE_MAX_BYTES + UPLOAD_FRAMING_BYTES
     return max(settings.AGUI_MAX_BODY_BYTES, settings.AGUI_REGISTRY_MAX_BODY_BYTES)
 
 

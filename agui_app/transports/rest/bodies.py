@@ -113,3 +113,15 @@ class StateRevisionBody(serializers.Serializer):
         help_text="only on the oldest revision listed, once retention folded older ones away: the whole "
         "state at this version (then each later patch rebuilds the next version)",
     )
+
+
+class FileBody(serializers.Serializer):
+    id = serializers.UUIDField()
+    filename = serializers.CharField(allow_blank=True)
+    contentType = serializers.CharField(help_text="sniffed from the bytes")
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    createdAt = serializers.DateTimeField()
+    url = serializers.CharField(help_text="`agui-file://{id}`: how an input part names it")
+    width = serializers.IntegerField(required=False, help_text="images only")
+    height = serializers.IntegerField(required=False, help_text="images only")

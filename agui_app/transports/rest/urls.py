@@ -5,7 +5,7 @@ beside it in ``project.urls``. The streaming endpoints (``POST agents/{agent}``,
 
 from django.urls import path
 
-from agui_app.transports.rest import capabilities, events, runs, state, threads, tool_calls
+from agui_app.transports.rest import capabilities, events, files, runs, state, threads, tool_calls
 
 urlpatterns = [
     path(
@@ -13,6 +13,9 @@ urlpatterns = [
         capabilities.AgentCapabilitiesView.as_view(),
         name="agent-capabilities",
     ),
+    path("files", files.FileListView.as_view(), name="file-list"),
+    path("files/<str:file_id>", files.FileDetailView.as_view(), name="file-detail"),
+    path("files/<str:file_id>/content", files.FileContentView.as_view(), name="file-content"),
     path("threads", threads.ThreadListView.as_view(), name="thread-list"),
     path("threads/<str:thread_id>", threads.ThreadDetailView.as_view(), name="thread-detail"),
     path("threads/<str:thread_id>/messages", threads.ThreadMessagesView.as_view(), name="thread-messages"),

@@ -5,6 +5,7 @@ other request (and the non-streaming methods of the same paths) to Django.
 - ``POST /api/v1/agents/{agent}/connect`` → ``ConnectConsumer``.
 - ``GET /api/v1/threads/{thread}/events`` with ``Accept: text/event-stream`` or ``Last-Event-ID`` →
   ``EventsConsumer``; as JSON pages → Django.
+- ``POST /api/v1/files`` → ``FileUploadConsumer`` (a streamed upload; ``GET``, the list → Django).
 - ``POST /api/v1/threads/{thread}/runs`` → ``BackgroundRunConsumer`` (``GET``, the list → Django);
   ``GET …/runs/{run}/stream`` → ``RunStreamConsumer``; ``GET …/runs/{run}/wait`` → ``RunWaitConsumer``.
 """
@@ -20,6 +21,7 @@ from django.urls import path, re_path
 from agui_app.transports.sse.agui import ConnectConsumer, RunConsumer
 from agui_app.transports.sse.events import EventsConsumer, wants_event_stream
 from agui_app.transports.sse.runs import BackgroundRunConsumer, RunStreamConsumer, RunWaitConsumer
+from agui_app.transports.sse.uploads import FileUploadConsumer
 
 ASGIApp = Callable[..., Any]
 
@@ -80,6 +82,9 @@ def http_router(django_app: ASGIApp) -> URLRouter:
             ),
             path("api/v1/threads/<str:thread_id>/runs/<str:run_id>/stream", RunStreamConsumer.as_asgi()),
             path("api/v1/threads/<str:thread_id>/runs/<str:run_id>/wait", RunWaitConsumer.as_asgi()),
+            path(
+                "api/v1/files", Choose(is_post, FileUploadConsumer.as_asgi(), AllowsToo(django_app, "POST"))
+            ),
             re_path(r"", django_app),
         ]
     )

@@ -257,4 +257,40 @@ def add_agui_endpoints(result: dict[str, Any], generator: Any, request: Any, pub
         "description": "`AGUI_METRICS_TOKEN` (unset: loopback clients only, no credential).",
     }
     add_background_run_endpoints(paths)
+    add_upload_endpoint(paths)
     return result
+
+
+def add_upload_endpoint(paths: dict[str, Any]) -> None:
+    """``POST /api/v1/files``: a Channels consumer (the upload streams into storage), so not a DRF view."""
+    paths.setdefault("/api/v1/files", {})["post"] = {
+        "operationId": "files_upload",
+        "summary": "Upload a file",
+        "description": "One file in the multipart field `file`, streamed into storage. Its type is sniffed "
+        "from the bytes; 413 past `AGUI_FILE_MAX_BYTES` or the tenant's quota, 415 for a type the "
+        "tenant does not accept (nothing is stored then).",
+        "tags": ["files"],
+        "security": CREDENTIALS,
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"file": {"type": "string", "format": "binary"}},
+                        "required": ["file"],
+                    }
+                }
+            },
+        },
+        "responses": {
+            "201": {
+                "description": "stored",
+                "content": {"application/json": {"schema": component_ref("FileBody")}},
+            },
+            **{
+                code: error_response(code)
+                for code in ("400", "401", "403", "404", "413", "415", "422", "429")
+            },
+        },
+    }
