@@ -19,7 +19,13 @@ from django.http import HttpRequest
 from capabilities.admin_scoping import SameTenantInlineFormSet, scope_queryset, tenant_choices
 from capabilities.bundles import BundleUnreadable, read_bundle
 from capabilities.conflicts import tool_conflicts
-from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
+from capabilities.declarations import (
+    DECLARABLE,
+    DeclaredCapabilitiesInvalid,
+    RuntimeFacts,
+    allowed_file_types,
+    validate_declared,
+)
 from capabilities.memory import check_memory
 from capabilities.models import Agent, Skill
 from capabilities.models_catalog import check_fallback_models, check_model_id
@@ -329,7 +335,12 @@ class AgentForm(forms.ModelForm):
         self.check_models(cleaned)
         declared = cleaned.get("declared_capabilities")
         if declared and "output_schema" not in self.errors and cleaned.get("model"):
-            facts = RuntimeFacts.of(model=cleaned["model"], output_schema=cleaned.get("output_schema"))
+            tenant = cleaned.get("tenant") or (self.instance.tenant if self.instance.tenant_id else None)
+            facts = RuntimeFacts.of(
+                model=cleaned["model"],
+                output_schema=cleaned.get("output_schema"),
+                file_types=allowed_file_types(getattr(tenant, "file_allowed_types", None)),
+            )
             try:
                 validate_declared(declared, facts)
             except DeclaredCapabilitiesInvalid as exc:

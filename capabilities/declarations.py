@@ -10,10 +10,11 @@ with the reason, and where it holds the server states it itself:
   JSON object validated against it); ``supportedMimeTypes`` only what it produces.
 - ``reasoning``: true when the agent's model reports reasoning (its profile supports thinking); then
   its runs stream ``REASONING_*`` events. For the other models no ``REASONING_*`` event is streamed.
-- ``multimodal``: what the model's profile accepts (image, audio, video, PDF and other documents in;
-  images out). A declared ``true`` the profile does not support is refused. Not derived for ``demo``
-  (its profile is a test double's, which claims every input) nor for an id pydantic-ai cannot profile:
-  there the declaration stands as written.
+- ``multimodal``: the input kinds (image, audio, video, PDF, other files) the model's profile accepts
+  *and* the tenant's file types include (``allowed_file_types``: a run input part of another kind is
+  refused), images out where the profile says so (never for ``demo``). A declared ``true`` that does not
+  hold is refused. ``demo`` takes every input kind (it describes what it received). Not derived for an
+  id pydantic-ai cannot profile: there the declaration stands as written.
 - ``multiAgent``: never — a run is one agent; it can neither delegate nor hand off.
 """
 
@@ -67,12 +68,42 @@ MULTIMODAL_INPUTS = {  # AG-UI MultimodalInputCapabilities field → the model p
 }
 
 
-def multimodal_of(profile: Any) -> dict[str, Any]:
-    """The ``multimodal`` section a model profile states: every input kind, and image output."""
+def allowed_file_types(own: Any) -> list[str]:
+    """The content types a tenant may store and send: the server's ``AGUI_FILE_ALLOWED_TYPES``,
+    narrowed by the tenant's own list (``own``; empty: the server's)."""
+    from django.conf import settings
+
+    server = list(settings.AGUI_FILE_ALLOWED_TYPES)
+    own = [t for t in own if isinstance(t, str)] if isinstance(own, list) else []
+    return [t for t in server if t in own] if own else server
+
+
+def input_kind(content_type: str) -> str:
+    """The ``multimodal.input`` field a content type falls under."""
+    major = content_type.split("/", 1)[0]
+    if major in ("image", "audio", "video"):
+        return major
+    return "pdf" if content_type == "application/pdf" else "file"
+
+
+def multimodal_of(
+    profile: Any, file_types: list[str] | None = None, *, image_output: bool = True
+) -> dict[str, Any]:
+    """The ``multimodal`` section: each input kind the profile accepts and ``file_types`` (default:
+    the server's list) include; image output as the profile states (``image_output``)."""
+    kinds = {input_kind(t) for t in (allowed_file_types([]) if file_types is None else file_types)}
     return {
-        "input": {field: bool(profile.get(flag)) for field, flag in MULTIMODAL_INPUTS.items()},
-        "output": {"image": bool(profile.get("supports_image_output"))},
+        "input": {
+            field: bool(profile.get(flag)) and field in kinds for field, flag in MULTIMODAL_INPUTS.items()
+        },
+        "output": {"image": image_output and bool(profile.get("supports_image_output"))},
     }
+
+
+def model_accepts(model_id: str, content_type: str) -> bool:
+    """Whether the model takes a file of ``content_type`` as input (its profile)."""
+    profile = model_profile(model_id)
+    return bool(profile and profile.get(MULTIMODAL_INPUTS[input_kind(content_type)]))
 
 
 @dataclass(frozen=True)
@@ -83,11 +114,13 @@ class RuntimeFacts:
     model: str
     structured_output: bool
     reasoning: bool
-    multimodal: dict[str, Any] | None = None  # None: not derived (demo, or no profile)
+    multimodal: dict[str, Any] | None = None  # None: not derived (no profile)
+    profile_multimodal: dict[str, Any] | None = None  # what the profile alone accepts
     tool_calls: bool = True  # the model calls tools (so it may call several at once)
 
     @classmethod
-    def of(cls, *, model: str, output_schema: Any) -> RuntimeFacts:
+    def of(cls, *, model: str, output_schema: Any, file_types: list[str] | None = None) -> RuntimeFacts:
+        """``file_types``: the tenant's (``allowed_file_types``; default: the server's list)."""
         profile = model_profile(model)
         return cls(
             model=model,
@@ -95,7 +128,8 @@ class RuntimeFacts:
             reasoning=bool(
                 profile and (profile.get("supports_thinking") or profile.get("thinking_always_enabled"))
             ),
-            multimodal=multimodal_of(profile) if profile and model != DEMO else None,
+            multimodal=multimodal_of(profile, file_types, image_output=model != DEMO) if profile else None,
+            profile_multimodal=multimodal_of(profile, None, image_output=model != DEMO) if profile else None,
             tool_calls=bool(profile.get("supports_tools", True)) if profile else True,
         )
 
@@ -213,10 +247,13 @@ def unfulfillable(declared: dict[str, Any], facts: RuntimeFacts) -> list[Declara
         for direction, kinds in _section(declared, "multimodal").items():
             for kind, value in (kinds if isinstance(kinds, dict) else {}).items():
                 if value is True and not facts.multimodal.get(direction, {}).get(kind):
+                    by_profile = (facts.profile_multimodal or {}).get(direction, {}).get(kind)
                     errors.append(
                         DeclarationError(
                             f"multimodal.{direction}.{kind}",
-                            f"model {facts.model!r} does not support {kind} {direction} (its profile)",
+                            f"the tenant's file types include no {kind} (AGUI_FILE_ALLOWED_TYPES and its own list)"
+                            if by_profile
+                            else f"model {facts.model!r} does not support {kind} {direction} (its profile)",
                         )
                     )
     multi = _section(declared, "multiAgent")

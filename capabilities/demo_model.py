@@ -19,11 +19,13 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_ai.messages import (
+    BinaryContent,
+    FileUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -35,6 +37,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCalls
 from pydantic_ai.tools import ToolDefinition
 
 from capabilities.demo_calls import streamed_call, tool_call
+from capabilities.media import image_size
 
 MAX_DELAY_MS = 30_000
 LOAD_TOOL = "load_capability"
@@ -84,11 +87,13 @@ class Script(BaseModel):
 
 @dataclass
 class Turn:
-    """The current user turn, as the model sees it: the prompt and what happened since."""
+    """The current user turn, as the model sees it: the prompt (its text), the media it carries
+    (``BinaryContent``, or a URL the server did not resolve) and what happened since."""
 
     prompt: str
     responses: list[ModelResponse]
     tool_returns: list[ToolReturnPart]
+    media: list[Any] = field(default_factory=list)
 
     @property
     def called_tools(self) -> set[str]:
@@ -100,15 +105,22 @@ def current_turn(messages: Sequence[ModelMessage]) -> Turn:
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, ModelRequest):
+            user_parts = [p for p in message.parts if isinstance(p, UserPromptPart)]
             prompts = [
-                p.content
-                for p in message.parts
-                if isinstance(p, UserPromptPart) and isinstance(p.content, str)
-                if not p.content.startswith(SYSTEM_VOICE)
+                prompt_text(p.content)
+                for p in user_parts
+                if not (isinstance(p.content, str) and p.content.startswith(SYSTEM_VOICE))
             ]
             if prompts:
                 rest = messages[index + 1 :]
                 return Turn(
+                    media=[
+                        i
+                        for p in user_parts
+                        if not isinstance(p.content, str)
+                        for i in p.content
+                        if is_media(i)
+                    ],
                     prompt=prompts[-1],
                     responses=[m for m in rest if isinstance(m, ModelResponse)],
                     tool_returns=[
@@ -120,6 +132,33 @@ def current_turn(messages: Sequence[ModelMessage]) -> Turn:
                     ],
                 )
     return Turn(prompt="", responses=[], tool_returns=[])
+
+
+def prompt_text(content: Any) -> str:
+    """A user prompt's text: the string, or the text items of a multimodal prompt joined."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(item for item in content if isinstance(item, str))
+
+
+def is_media(item: Any) -> bool:
+    return isinstance(item, BinaryContent | FileUrl)
+
+
+def describe_media(media: Sequence[Any]) -> str:
+    """What ``demo`` answers to a message with files: each one's content type, size and, for an
+    image, its width x height (read with Pillow from the bytes it received)."""
+    lines = []
+    for item in media:
+        if isinstance(item, BinaryContent):
+            line = f"{item.media_type}, {len(item.data)} bytes"
+            if item.is_image and (size := image_size(item.data)) is not None:
+                line += f", {size[0]}x{size[1]} pixels"
+        else:
+            line = f"{item.media_type} at a URL I was not given the bytes of"
+        lines.append(line)
+    count = f"{len(lines)} file" + ("s" if len(lines) != 1 else "")
+    return f"I received {count}: " + "; ".join(lines) + "."
 
 
 def user_prompts(messages: Sequence[ModelMessage]) -> list[str]:
@@ -156,6 +195,10 @@ async def demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIte
         return
     if script is not None:
         async for chunk in play_step(script, len(turn.responses), messages):
+            yield chunk
+        return
+    if turn.media and not turn.responses:
+        async for chunk in say(describe_media(turn.media)):
             yield chunk
         return
     async for chunk in route(turn, messages, info):

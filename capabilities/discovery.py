@@ -23,7 +23,7 @@ from django.conf import settings
 
 from capabilities.assembly import run_builtins
 from capabilities.availability import offer, offered_mcp_servers
-from capabilities.declarations import RuntimeFacts, declared_that_hold
+from capabilities.declarations import RuntimeFacts, allowed_file_types, declared_that_hold
 from capabilities.memory import MEMORY_CAPABILITY, memory_of, memory_tool_items
 from capabilities.memory import description as memory_description
 from capabilities.models import Agent
@@ -120,7 +120,11 @@ def capabilities_document(
         items.insert(0, LOAD_CAPABILITY_TOOL)
     # Only declarable parts that hold: a derived key or a false claim that reached the row without
     # validate_declared (a raw update, an older release, a model changed since) must not survive.
-    facts = RuntimeFacts.of(model=agent.model, output_schema=agent.output_schema)
+    facts = RuntimeFacts.of(
+        model=agent.model,
+        output_schema=agent.output_schema,
+        file_types=allowed_file_types(getattr(agent.tenant, "file_allowed_types", None)),
+    )
     declared = declared_that_hold(agent.declared_capabilities, facts)
     for section, truth in facts.truths().items():
         declared[section] = {**(declared.get(section) or {}), **truth}

@@ -110,6 +110,12 @@ def describe_error(error: Exception, limits: RunLimits | None, *, run_id: str = 
     return "internal_error", INTERNAL_ERROR_MESSAGE.format(ref=ref)
 
 
+# Media parts reach the adapter only as references to the tenant's files (``services.input_files`` made
+# every source one before admission): no URL a client chose is ever fetched by pydantic-ai or the model
+# provider (``allowed_file_url_schemes``). ``runtime.file_parts`` hands the model the bytes.
+FILE_URL_SCHEMES = frozenset({"agui-file"})
+
+
 class HubAGUIAdapter(AGUIAdapter[ToolDeps, Any]):
     limits: RunLimits | None = None
 

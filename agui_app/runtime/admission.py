@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ag_ui.core import RunAgentInput
 from django.conf import settings
@@ -32,10 +33,13 @@ from agui_app.runtime.warm import warm_agent
 from agui_app.selectors.runs import run_status
 from agui_app.services import ratelimits
 from agui_app.services.admission import Admission, run_admit
+from agui_app.services.files import file_references_add
+from agui_app.services.input_files import has_media, resolve_input_files
 from agui_app.services.multitask import ThreadBusy, run_options
 from agui_app.services.rollback import run_rollback
 from agui_app.services.runs import run_request_cancel
 from capabilities.assembly import RunAgentPlan
+from capabilities.declarations import model_accepts
 from capabilities.models import Agent
 
 DETACH_SETTLE_SECONDS = 0.5  # how long a refused run waits for a just-stopped client's disconnect
@@ -82,6 +86,14 @@ async def start_run_request(
     refuse_while_draining()  # 503 + Retry-After once SIGTERM came
     require_a_turn(run_input)
     agent = warm.agent
+    file_ids: list[Any] = []
+    if has_media(run_input):  # media parts become references to the tenant's files (DESIGN §21)
+        resolved = await in_db_thread(resolve_input_files)(
+            principal=principal,
+            run_input=run_input,
+            accepts=lambda _kind, content_type: model_accepts(agent.model, content_type),
+        )
+        run_input, file_ids = resolved.run_input, resolved.file_ids
     decided_by = f"user:{principal.user}" if principal.user else principal.credential
     span = tracing.start_run_span(
         tenant=principal.tenant.slug, agent=agent.slug, thread_id=run_input.thread_id, run_id=run_input.run_id
@@ -112,6 +124,8 @@ async def start_run_request(
     except BaseException:
         tracing.end_run_span(span, status="refused", error_code="internal_error")
         raise
+    if file_ids:  # the thread's history names them now: kept from the retention pass
+        await in_db_thread(file_references_add)(thread=admission.thread, file_ids=file_ids)
     ticket = None
     if follow:  # before the run starts: nothing it logs can be published before this subscription
         subscription = await get_hub().subscribe(str(admission.thread.pk))

@@ -45,8 +45,15 @@ from agui_app.events.shape import (
 )
 from agui_app.models import RunStatus, Tenant
 from agui_app.run_conversation import RunConversation
-from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
+from agui_app.runtime.adapter import (
+    FILE_URL_SCHEMES,
+    HubAGUIAdapter,
+    RunLimits,
+    describe_error,
+    run_input_without_state,
+)
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
+from agui_app.runtime.file_parts import FileParts
 from agui_app.runtime.memory import run_memory  # memory (§20)
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
 from agui_app.runtime.supervisor import RunHandle
@@ -183,6 +190,7 @@ class RunExecution:
             conversation_store=self.conversation,
             conversation_scope=self.tenant.conversation_scope,
             manage_message_history="server",
+            allowed_file_url_schemes=FILE_URL_SCHEMES,
         )
         adapter.limits = RunLimits(plan.max_iterations, plan.max_execution_seconds)
         record = await self.conversation.read_record(self.thread.conversation_id)  # from memory
@@ -203,7 +211,7 @@ class RunExecution:
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
             instructions=state_instructions,
-            capabilities=[StateSync(self.gateway), self.meter, self.audit],
+            capabilities=[StateSync(self.gateway), self.meter, self.audit, FileParts(self.tenant.pk)],
             on_cancel=self.on_cancelled,
         )
 

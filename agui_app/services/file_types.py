@@ -1,9 +1,11 @@
 """What a file is, read from its first bytes (never from the name or the client's Content-Type), and
-an image's size from its header (Pillow). Pure functions: no Django, no storage."""
+an image's size from its header (``capabilities.media.image_size``). Pure functions."""
 
 from __future__ import annotations
 
-import io
+from capabilities.media import image_size
+
+__all__ = ["image_size", "kind_of", "sniff"]
 
 SNIFF_BYTES = 4096  # what the sniffing reads (and what an upload keeps in memory for it)
 OCTET_STREAM = "application/octet-stream"
@@ -56,18 +58,3 @@ def kind_of(content_type: str) -> str:
     """The AG-UI input part (``image``, ``audio``, ``video``, ``document``) a content type travels in."""
     major = content_type.split("/", 1)[0]
     return major if major in ("image", "audio", "video") else "document"
-
-
-def image_size(
-    data: bytes | io.BufferedIOBase | io.RawIOBase | io.BytesIO | object,
-) -> tuple[int, int] | None:
-    """``(width, height)`` of an image from its header (Pillow reads no pixel data); ``None`` when
-    Pillow cannot read it."""
-    from PIL import Image, UnidentifiedImageError
-
-    source = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
-    try:
-        with Image.open(source) as image:  # type: ignore[arg-type]
-            return int(image.width), int(image.height)
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
-        return None

@@ -29,6 +29,7 @@ from agui_app.errors import ApiError, PayloadTooLarge
 from agui_app.models import StoredFile, Tenant, Thread
 from agui_app.models.files import FileReference
 from agui_app.services.file_types import SNIFF_BYTES, image_size, sniff
+from capabilities.declarations import allowed_file_types
 
 logger = logging.getLogger(__name__)
 FILENAME_MAX_CHARS = 255
@@ -63,9 +64,7 @@ def quota_of(tenant: Tenant) -> int:
 
 def allowed_types(tenant: Tenant) -> list[str]:
     """The content types the tenant may store: the server's list, narrowed by the tenant's own."""
-    server = list(settings.AGUI_FILE_ALLOWED_TYPES)
-    own = tenant.file_allowed_types if isinstance(tenant.file_allowed_types, list) else []
-    return [t for t in server if t in own] if own else server
+    return allowed_file_types(tenant.file_allowed_types)
 
 
 def used_bytes(tenant: Tenant) -> int:

@@ -19,7 +19,12 @@ from typing import Any
 from django.db import transaction
 
 from capabilities.conflicts import tool_conflicts
-from capabilities.declarations import DeclaredCapabilitiesInvalid, RuntimeFacts, validate_declared
+from capabilities.declarations import (
+    DeclaredCapabilitiesInvalid,
+    RuntimeFacts,
+    allowed_file_types,
+    validate_declared,
+)
 from capabilities.memory import check_memory
 from capabilities.models import AGENT_WRITABLE_FIELDS, Agent, AgentSkill, AgentVersion, OnDisconnect, Skill
 from capabilities.models_catalog import check_fallback_models, check_model_id
@@ -112,7 +117,10 @@ def check_fields(
         declared = clean.get("declared_capabilities", current.declared_capabilities if current else {})
         try:
             clean["declared_capabilities"] = (
-                validate_declared(declared, RuntimeFacts.of(model=model, output_schema=schema))
+                validate_declared(
+                    declared,
+                    RuntimeFacts.of(model=model, output_schema=schema, file_types=tenant_file_types(tenant)),
+                )
                 if declared
                 else {}
             )
@@ -267,3 +275,12 @@ def agent_delete(*, agent: Agent) -> None:
                 f"agent {agent.slug!r} has {count} thread(s); delete them first (DELETE /api/v1/threads/{{thread}})"
             )
         agent.delete()
+
+
+def tenant_file_types(tenant_id: int | None) -> list[str]:
+    """The file types tenant ``tenant_id`` accepts (``declarations.allowed_file_types``)."""
+    own = None
+    if tenant_id is not None:
+        tenants = Agent._meta.get_field("tenant").related_model._default_manager
+        own = tenants.filter(pk=tenant_id).values_list("file_allowed_types", flat=True).first()
+    return allowed_file_types(own)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from agui_app.models import Tenant
 from capabilities.models import Agent
 
 pytestmark = pytest.mark.django_db
@@ -74,7 +75,30 @@ def test_a_multimodal_claim_the_profile_does_not_back_is_refused(api: APIClient,
     )
 
 
-def test_the_demo_model_derives_no_multimodal_and_keeps_a_declaration(api: APIClient, agent: Agent) -> None:
-    assert "multimodal" not in api.get("/api/v1/agents/assistant/capabilities").json()
-    document = document_for(api, "demo", declaredCapabilities={"multimodal": {"input": {"image": True}}})
-    assert document["multimodal"] == {"input": {"image": True}}
+def test_the_demo_model_derives_multimodal_from_the_tenants_file_types(api: APIClient, agent: Agent) -> None:
+    """``demo`` describes every file it receives, so what it takes is what the tenant may send."""
+    document = api.get("/api/v1/agents/assistant/capabilities").json()
+    assert document["multimodal"] == {
+        "input": {"image": True, "audio": False, "video": True, "pdf": True, "file": True},
+        "output": {"image": False},
+    }  # audio: the demo model's profile takes none
+    Tenant.objects.filter(pk=agent.tenant_id).update(file_allowed_types=["image/png", "application/pdf"])
+    document = api.get("/api/v1/agents/assistant/capabilities").json()
+    assert document["multimodal"]["input"] == {
+        "image": True,
+        "audio": False,
+        "video": False,
+        "pdf": True,
+        "file": False,
+    }
+    refused = api.patch(
+        "/api/v1/agents/assistant",
+        {"declaredCapabilities": {"multimodal": {"input": {"video": True}}}},
+        format="json",
+    )
+    assert refused.status_code == 422
+    [message] = refused.json()["error"]["details"]["fields"]["declaredCapabilities"]
+    assert message.startswith("multimodal.input.video: the tenant's file types include no video")
+    assert document_for(api, "demo", declaredCapabilities={"multimodal": {"input": {"image": True}}})[
+        "multimodal"
+    ]["input"]["image"]
