@@ -503,8 +503,10 @@ AGUI_FILE_ALLOWED_TYPES = env_list(
 AGUI_FILES_STORAGE = env_str("AGUI_FILES_STORAGE", "local").lower()  # local | s3
 AGUI_FILES_ROOT = env_str("AGUI_FILES_ROOT", str(BASE_DIR / "files"))
 if AGUI_FILES_STORAGE == "s3":
+    from boto3.s3.transfer import TransferConfig
+
     _FILES_STORAGE: dict[str, object] = {
-        "BACKEND": "storages.backends.s3.S3Storage",
+        "BACKEND": "agui_app.file_storage.S3FileStorage",
         "OPTIONS": {
             "bucket_name": env_str("AGUI_FILES_S3_BUCKET", "agui-files"),
             "endpoint_url": env_str("AGUI_FILES_S3_ENDPOINT_URL") or None,
@@ -513,6 +515,11 @@ if AGUI_FILES_STORAGE == "s3":
             "default_acl": None,
             "querystring_auth": True,
             "file_overwrite": False,
+            "max_memory_size": 1024 * 1024,  # a file read back spools to disk past 1 MiB
+            # At most this many 8 MiB parts of one upload in memory at once (boto3's default is 10).
+            "transfer_config": TransferConfig(
+                max_concurrency=env_int("AGUI_FILES_S3_CONCURRENCY", 2), multipart_chunksize=8 * 1024 * 1024
+            ),
         },
     }
 else:

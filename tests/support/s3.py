@@ -37,7 +37,7 @@ class S3Endpoint:
     def storage_setting(self, bucket: str) -> dict[str, Any]:
         """``STORAGES["agui_files"]`` for a bucket of this endpoint (what ``AGUI_FILES_STORAGE=s3`` makes)."""
         return {
-            "BACKEND": "storages.backends.s3.S3Storage",
+            "BACKEND": "agui_app.file_storage.S3FileStorage",
             "OPTIONS": {
                 "bucket_name": bucket,
                 "endpoint_url": self.url,
