@@ -77,6 +77,9 @@ class TenantForm(forms.ModelForm):
             "state_history_keep_days",
             "memory_max_items",
             "memory_max_item_bytes",
+            "file_quota_bytes",
+            "file_retention_days",
+            "file_allowed_types",
         ]
 
     def clean_allowed_origins(self) -> list[str]:
@@ -121,6 +124,10 @@ class TenantAdmin(TenantScopedAdmin):
             },
         ),
         ("Monthly quotas (empty: unlimited)", {"fields": ["monthly_run_quota", "monthly_token_quota"]}),
+        (
+            "Files (empty: the service defaults)",
+            {"fields": ["file_quota_bytes", "file_retention_days", "file_allowed_types"]},
+        ),
         (
             "Event-log retention (empty: the service defaults)",
             {"fields": ["event_compact_after_days", "event_expire_after_days"]},

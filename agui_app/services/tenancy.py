@@ -143,6 +143,8 @@ def tenant_limits(tenant: Tenant) -> dict[str, int]:
         "maxActiveRuns": own(tenant.max_active_runs, settings.AGUI_TENANT_MAX_ACTIVE_RUNS),
         "memoryItems": own(tenant.memory_max_items, settings.AGUI_MEMORY_MAX_ITEMS),
         "memoryItemBytes": own(tenant.memory_max_item_bytes, settings.AGUI_MEMORY_MAX_ITEM_BYTES),
+        "fileMaxBytes": settings.AGUI_FILE_MAX_BYTES,
+        "fileQuotaBytes": own(tenant.file_quota_bytes, settings.AGUI_FILE_QUOTA_BYTES),
         "maxSchedules": own(tenant.max_schedules, settings.AGUI_SCHEDULES_PER_TENANT),
         "scheduleMinIntervalSeconds": own(
             tenant.schedule_min_interval_seconds, settings.AGUI_SCHEDULE_MIN_INTERVAL_SECONDS
@@ -169,4 +171,5 @@ def tenant_retention(tenant: Tenant) -> dict[str, int | None]:
         ),
         "runDeleteAfterDays": days(tenant.run_delete_after_days, settings.AGUI_RUN_DELETE_AFTER_DAYS),
         "stateHistoryKeepDays": days(tenant.state_history_keep_days, settings.AGUI_STATE_HISTORY_KEEP_DAYS),
+        "fileRetentionDays": days(tenant.file_retention_days, settings.AGUI_FILE_RETENTION_DAYS),
     }

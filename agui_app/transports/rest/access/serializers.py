@@ -73,6 +73,8 @@ class LimitsBody(serializers.Serializer):
     maxActiveRuns = serializers.IntegerField()
     memoryItems = serializers.IntegerField(help_text="long-term memory items the tenant may keep")
     memoryItemBytes = serializers.IntegerField(help_text="bytes of one memory item (value JSON + text)")
+    fileMaxBytes = serializers.IntegerField(help_text="bytes of one file (upload, data part, fetched URL)")
+    fileQuotaBytes = serializers.IntegerField(help_text="bytes of all the tenant's files")
     maxSchedules = serializers.IntegerField()
     scheduleMinIntervalSeconds = serializers.IntegerField()
     eventCompactAfterDays = serializers.IntegerField(
@@ -94,6 +96,9 @@ class LimitsBody(serializers.Serializer):
     stateHistoryKeepDays = serializers.IntegerField(
         allow_null=True,
         help_text="days of state revisions kept as patches before they are folded (null: never)",
+    )
+    fileRetentionDays = serializers.IntegerField(
+        allow_null=True, help_text="days a file no thread references is kept (null: forever)"
     )
 
 

@@ -29,6 +29,8 @@ async def test_the_tenant_shows_its_origins_limits_and_quotas(aclient, owner_ten
         "maxActiveRuns": 200,
         "memoryItems": 100_000,
         "memoryItemBytes": 16 * 1024,
+        "fileMaxBytes": 20 * 1024 * 1024,
+        "fileQuotaBytes": 1024 * 1024 * 1024,
         "maxSchedules": 100,
         "scheduleMinIntervalSeconds": 60,
         "eventCompactAfterDays": 7,
@@ -36,6 +38,7 @@ async def test_the_tenant_shows_its_origins_limits_and_quotas(aclient, owner_ten
         "threadDeleteAfterDays": 90,
         "runDeleteAfterDays": None,
         "stateHistoryKeepDays": None,  # the tenant's own 0: never
+        "fileRetentionDays": 7,
     }
     assert body["quotas"]["monthlyRuns"] == 100 and body["quotas"]["monthlyTokens"] is None
     assert body["quotas"]["used"] == {"runs": 0, "tokens": 0}
