@@ -262,6 +262,6 @@ def server(transactional_db: None, tmp_path: Path) -> Iterator[Any]:
     """A real uvicorn process on the test database (committed data only: ``transactional_db``)."""
     from tests.support.servers import start_server
 
-    started = start_server(tmp_path)
+    started = start_server(tmp_path, extra_env={"AGUI_FILES_ROOT": str(tmp_path / "server-files")})
     yield started
     started.stop()

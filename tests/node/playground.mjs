@@ -113,6 +113,17 @@ async function restPatch(thread, ops) {
 // --- scenarios --------------------------------------------------------------------------------------
 
 const scenarios = {
+  async attach(page) {
+    await signIn(page, hub);
+    const buffer = Buffer.from(process.env.PNG_BASE64, "base64");
+    await page.setInputFiles("#attach-input", { name: "dot.png", mimeType: "image/png", buffer });
+    await page.waitForSelector("#attached:not([hidden])", { timeout: TIMEOUT });
+    const chip = await page.textContent("#attached");
+    await send(page, "What is this?");
+    await runEnds(page);
+    const users = await page.$$eval(".msg.user .bubble", (bubbles) => bubbles.map((b) => b.textContent));
+    return { chip, users, answers: await answer(page), chipHidden: await page.isHidden("#attached"), threadId: await threadId(page) };
+  },
   async weather(page) {
     await page.goto(hub);
     const beforeSignIn = await page.textContent("#conn-text");

@@ -57,6 +57,14 @@ export class Api {
   }
 
   thread(threadId) { return this.json(`/threads/${enc(threadId)}`); }
+
+  /** Upload a file (multipart, field ``file``); returns the stored file ({id, contentType, url, …}). */
+  async uploadFile(file) {
+    const form = new FormData();
+    form.append("file", file, file.name);
+    const response = await this.fetch("/files", { method: "POST", body: form });
+    return response.json();
+  }
   createThread(agent, title = "") { return this.json("/threads", { method: "POST", body: { agent, title } }); }
   renameThread(threadId, title) { return this.json(`/threads/${enc(threadId)}`, { method: "PATCH", body: { title } }); }
   state(threadId) { return this.json(`/threads/${enc(threadId)}/state`); }

@@ -260,6 +260,13 @@ function keysOf(message) {
 
 function textOf(content) {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((part) => part.text ?? "").join("");
+  if (Array.isArray(content)) return content.map(partText).join("");
   return "";
+}
+
+/** A part as the conversation shows it: its text, or a media part as ``[image: type]``. */
+export function partText(part) {
+  if (part.type === "text") return part.text ?? "";
+  const source = part.source ?? {};
+  return ` [${part.type}: ${source.mimeType ?? source.type ?? "file"}]`;
 }

@@ -3,7 +3,7 @@
 // Everything goes through the hub's public API (REST, the WebSocket, SSE) with the user token.
 
 import { Approvals } from "./approvals.js";
-import { Conversation } from "./conversation.js";
+import { Conversation, partText } from "./conversation.js";
 import { $, fill, h, when } from "./dom.js";
 import { EventLog, renderCapabilities } from "./inspector.js";
 import { applyPatch } from "./jsonpatch.js";
@@ -15,6 +15,7 @@ const EARLIER_EVENTS = 200;
 const app = {
   api: null, agents: [], agent: null, transport: "websocket", threadId: null, stream: null,
   state: {}, version: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
+  attachments: [], // files uploaded for the next message: [{id, filename, contentType, url}]
 };
 const conversation = new Conversation($("#messages"));
 const log = new EventLog($("#tab-events"));
@@ -124,8 +125,31 @@ async function send(text) {
     await openThread(created.threadId);
   }
   const id = `msg-${crypto.randomUUID()}`;
-  conversation.user(id, text);
-  await startRun({ messages: [{ id, role: "user", content: text }] });
+  const parts = app.attachments.map(mediaPart);
+  app.attachments = [];
+  showAttachments();
+  const content = parts.length ? [{ type: "text", text }, ...parts] : text;
+  conversation.user(id, parts.length ? `${text}${parts.map(partText).join("")}` : text);
+  await startRun({ messages: [{ id, role: "user", content }] });
+}
+
+/** An AG-UI 1.0 input part naming an uploaded file (the server hands the model its bytes). */
+function mediaPart(file) {
+  const major = file.contentType.split("/")[0];
+  const type = ["image", "audio", "video"].includes(major) ? major : "document";
+  return { type, source: { type: "url", value: file.url, mimeType: file.contentType } };
+}
+
+function showAttachments() {
+  const chip = $("#attached");
+  chip.hidden = app.attachments.length === 0;
+  chip.textContent = app.attachments.map((f) => `📎 ${f.filename || f.id}`).join(" ");
+}
+
+async function attach(file) {
+  const stored = await app.api.uploadFile(file);
+  app.attachments.push(stored);
+  showAttachments();
 }
 
 /** A thread's title: the first words of its first message (a demo script: the steps it takes). */
@@ -327,6 +351,7 @@ function connection({ state, transport, detail }) {
 function enableComposer(enabled) {
   $("#prompt").disabled = !enabled;
   $("#send").disabled = !enabled;
+  $("#attach").disabled = !enabled;
 }
 
 // --- wiring ----------------------------------------------------------------------------------------
@@ -343,6 +368,12 @@ $("#prompt").addEventListener("keydown", (event) => {
     event.preventDefault();
     $("#composer").requestSubmit();
   }
+});
+$("#attach").addEventListener("click", () => $("#attach-input").click());
+$("#attach-input").addEventListener("change", (event) => {
+  const [file] = event.target.files;
+  event.target.value = "";
+  if (file) attach(file).catch((error) => conversation.error(error.message, error.code));
 });
 $("#new-thread").addEventListener("click", () => app.agent && selectAgent(app.agent));
 $("#stop").addEventListener("click", stop);

@@ -279,3 +279,20 @@ def test_the_admin_thread_page_fits_its_state_form_and_view_site_opens_the_playg
     assert seen["viewSite"] == "/"
     assert seen["textareaWidth"] > 600, seen
     assert seen["scrollWidth"] <= seen["clientWidth"], "the page scrolls sideways"
+
+
+def test_a_member_attaches_an_image_and_the_demo_model_describes_it(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    import base64
+
+    from tests.support.files import png
+
+    server, _, owner_key = ready
+    seen = drive("attach", *ready, PNG_BASE64=base64.b64encode(png(30, 20)).decode())
+
+    assert seen["chip"] == "📎 dot.png" and seen["chipHidden"] is True
+    assert seen["users"] == ["What is this? [image: image/png]"]
+    assert "image/png" in seen["answers"][-1] and "30x20 pixels" in seen["answers"][-1]
+    stored = api_get(server, owner_key, f"/threads/{seen['threadId']}/messages")["messages"]
+    assert stored[0]["content"][1]["source"]["value"].startswith("agui-file://")
