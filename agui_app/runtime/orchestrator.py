@@ -211,7 +211,12 @@ class RunExecution:
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
             instructions=state_instructions,
-            capabilities=[StateSync(self.gateway), self.meter, self.audit, FileParts(self.tenant.pk)],
+            capabilities=[
+                StateSync(self.gateway),
+                self.meter,
+                self.audit,
+                FileParts(self.tenant.pk, user=self.thread.user or "", thread_pk=self.thread.pk),
+            ],
             on_cancel=self.on_cancelled,
         )
 

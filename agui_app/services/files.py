@@ -172,7 +172,14 @@ def clean_filename(raw: str | None) -> str:
     return name[:FILENAME_MAX_CHARS]
 
 
-def file_store(*, principal: Principal, received: Received, filename: str) -> StoredFile:
+def file_store(
+    *,
+    principal: Principal | None = None,
+    received: Received,
+    filename: str,
+    tenant: Tenant | None = None,
+    user: str = "",
+) -> StoredFile:
     """Keep a received file: check its type against the tenant's list, hand it to the storage and
     record it — under the tenant's row lock, so two uploads cannot both fit one quota's last room.
 
@@ -180,7 +187,9 @@ def file_store(*, principal: Principal, received: Received, filename: str) -> St
         FileTypeNotAllowed: 415, the sniffed type is not in the tenant's list (nothing stored).
         FileQuotaExceeded: 413, the tenant's room went meanwhile (nothing stored).
     """
-    tenant = principal.tenant
+    if principal is not None:
+        tenant, user = principal.tenant, principal.user or ""
+    assert tenant is not None, "a principal or a tenant"
     try:
         if received.content_type not in allowed_types(tenant):
             raise FileTypeNotAllowed(
@@ -203,7 +212,7 @@ def file_store(*, principal: Principal, received: Received, filename: str) -> St
                 return StoredFile.objects.create(
                     id=file_id,
                     tenant=tenant,
-                    user=principal.user or "",
+                    user=user,
                     filename=clean_filename(filename),
                     content_type=received.content_type,
                     size=received.size,
@@ -220,14 +229,21 @@ def file_store(*, principal: Principal, received: Received, filename: str) -> St
             os.unlink(received.path)  # moved into place (local storage) or uploaded (S3): the copy goes
 
 
-def file_store_bytes(*, principal: Principal, data: bytes, filename: str = "") -> StoredFile:
+def file_store_bytes(
+    *,
+    principal: Principal | None = None,
+    data: bytes,
+    filename: str = "",
+    tenant: Tenant | None = None,
+    user: str = "",
+) -> StoredFile:
     """Keep bytes that arrived whole (a run input's ``data`` part): the same file of the same owner is
     stored once (its sha256 and size name it). Raises as ``file_store`` and ``FileSink.write``."""
-    tenant = principal.tenant
+    if principal is not None:
+        tenant, user = principal.tenant, principal.user or ""
+    assert tenant is not None, "a principal or a tenant"
     digest = hashlib.sha256(data).hexdigest()
-    same = StoredFile.objects.filter(
-        tenant=tenant, user=principal.user or "", sha256=digest, size=len(data)
-    ).first()
+    same = StoredFile.objects.filter(tenant=tenant, user=user, sha256=digest, size=len(data)).first()
     if same is not None:
         return same
     sink = FileSink.for_tenant(tenant)
@@ -237,7 +253,7 @@ def file_store_bytes(*, principal: Principal, data: bytes, filename: str = "") -
     except BaseException:
         sink.close()
         raise
-    return file_store(principal=principal, received=received, filename=filename)
+    return file_store(received=received, filename=filename, tenant=tenant, user=user)
 
 
 def file_delete(*, file: StoredFile) -> None:

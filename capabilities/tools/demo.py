@@ -6,6 +6,7 @@ import hashlib
 
 from ag_ui.core import StateSnapshotEvent
 from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai.messages import BinaryContent
 
 from capabilities.runtime import ToolDeps
 from capabilities.tools.registry import tool
@@ -99,3 +100,22 @@ def show_recipe(ctx: RunContext[ToolDeps], title: str, ingredients: list[str]) -
     # Pattern B: the tool returns the whole new state; the server stores and syncs it.
     recipe = {"title": title, "ingredients": ingredients}
     return StateSnapshotEvent(snapshot={**ctx.deps.state, "recipe": recipe})
+
+
+@tool
+def render_image(width: int, height: int) -> BinaryContent:
+    """Draw a test image (a PNG of the given size) and return it as a file.
+
+    Args:
+        width: Pixels across, 1 to 1024.
+        height: Pixels down, 1 to 1024.
+    """
+    import io
+
+    from PIL import Image
+
+    if not (1 <= width <= 1024 and 1 <= height <= 1024):
+        raise ModelRetry("width and height must be between 1 and 1024.")
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (30, 144, 255)).save(buffer, format="PNG")
+    return BinaryContent(data=buffer.getvalue(), media_type="image/png")
