@@ -120,7 +120,10 @@ class FileSink:
         self.size = 0
         self.hash = hashlib.sha256()
         self.head = bytearray()
-        self.file: IO[bytes] | None = tempfile.NamedTemporaryFile(prefix="agui-upload-", delete=False)
+        # Django's FILE_UPLOAD_TEMP_DIR: on the storage's filesystem, the move into place is a rename.
+        self.file: IO[bytes] | None = tempfile.NamedTemporaryFile(
+            prefix="agui-upload-", dir=settings.FILE_UPLOAD_TEMP_DIR, delete=False
+        )
 
     @classmethod
     def for_tenant(cls, tenant: Tenant) -> FileSink:
