@@ -63,9 +63,8 @@ async def test_the_history_keeps_a_reference_and_messages_show_the_part(
     assert stored.size == len(data) and (stored.width, stored.height) == (40, 30)
     async for entry in ConversationEntry.objects.all():  # the bytes are not in the history again
         assert base64.b64encode(data).decode()[:200] not in str(entry.__dict__)
-    messages = (await aclient.get("/api/v1/threads/t-data/messages")).json()
-    items = messages["results"] if isinstance(messages, dict) and "results" in messages else messages
-    user = next(m for m in (items["messages"] if isinstance(items, dict) else items) if m["role"] == "user")
+    messages = (await aclient.get("/api/v1/threads/t-data/messages")).json()["messages"]
+    user = next(m for m in messages if m["role"] == "user")
     parts = [p for p in user["content"] if p["type"] == "image"]
     assert parts[0]["source"] == {
         "type": "url",
@@ -133,3 +132,44 @@ async def test_a_private_url_is_refused_by_the_outbound_rule(aclient: AsgiClient
         )
         assert status == 422 and b"refused" in raw, raw
     assert await StoredFile.objects.acount() == 0
+
+
+async def test_an_allowed_url_is_fetched_once_through_the_pinned_transport_and_stored(
+    aclient: AsgiClient, agent: Agent, settings: Any
+) -> None:
+    """With private addresses allowed (a self-hosted setup), a loopback server's image is fetched,
+    stored as a file and described; the history names the file, not the URL."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    data = png(21, 13)
+    hits: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    settings.AGUI_OUTBOUND_ALLOW_PRIVATE = True
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/pics/dot.png"
+        part = {"type": "image", "source": {"type": "url", "value": url, "mimeType": "image/png"}}
+        frames = await run(aclient, "assistant", run_input("t-fetch", [with_parts("what?", part)]))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert hits == ["/pics/dot.png"]
+    assert "21x13 pixels" in text_of(frames)
+    stored = await StoredFile.objects.aget()
+    assert stored.filename == "dot.png" and stored.size == len(data)
+    messages = (await aclient.get("/api/v1/threads/t-fetch/messages")).json()["messages"]
+    assert url not in str(messages) and f"agui-file://{stored.pk}" in str(messages)
