@@ -31,7 +31,7 @@ from agui_app.transports.sse.consumer import SseConsumer
 
 logger = logging.getLogger(__name__)
 MULTIPART_SLACK = 16 * 1024  # bytes of a multipart body that are not the file (boundaries, headers)
-QUEUE_CHUNKS = 16
+QUEUE_CHUNKS = 16  # chunks held between the connection and the parser (a few hundred KiB at most)
 FIELD = "file"
 
 
@@ -167,11 +167,14 @@ class FileUploadConsumer(SseConsumer):
         reader = MultipartReader(boundary, sink)
         feed = sync_to_async(reader.write, thread_sensitive=False)
         try:
-            while True:
+            more = True
+            while more:
                 chunk, more = await self.chunks.get()
-                await feed(chunk)
-                if not more:
-                    break
+                batch = [chunk]
+                while more and not self.chunks.empty():  # what has arrived meanwhile: one hop for all
+                    chunk, more = self.chunks.get_nowait()
+                    batch.append(chunk)
+                await feed(b"".join(batch) if len(batch) > 1 else batch[0])
             self.done_reading = True
             reader.finish()
             received = sink.finish()
