@@ -481,6 +481,9 @@ AGUI_FILE_MAX_BYTES = env_int("AGUI_FILE_MAX_BYTES", 20 * 1024 * 1024)  # one fi
 AGUI_FILE_QUOTA_BYTES = env_int(
     "AGUI_FILE_QUOTA_BYTES", 1024 * 1024 * 1024
 )  # a tenant's files (its own wins)
+AGUI_FILE_UPLOAD_TIMEOUT_SECONDS = env_float(
+    "AGUI_FILE_UPLOAD_TIMEOUT_SECONDS", 300.0
+)  # a whole upload's body
 AGUI_FILE_PARTS_PER_MESSAGE = env_int("AGUI_FILE_PARTS_PER_MESSAGE", 10)  # media parts of one user message
 AGUI_FILE_RETENTION_DAYS = env_int("AGUI_FILE_RETENTION_DAYS", 7)  # unreferenced files kept (0: forever)
 AGUI_FILE_RETENTION_MINUTES = env_int("AGUI_FILE_RETENTION_MINUTES", 60)  # how often the worker's job runs

@@ -10,10 +10,10 @@ body before any view, middleware or authentication class runs:
 - **A body limit on every endpoint.** A declared ``Content-Length`` over the limit is answered 413 at
   once; a body that grows past it as it arrives (chunked, or lying) is cut off at the limit: 413, and
   the application sees the client go away. The limit is ``AGUI_SKILL_IMPORT_MAX_BYTES`` for
-  ``skills/import`` and the larger of ``AGUI_MAX_BODY_BYTES`` and ``AGUI_REGISTRY_MAX_BODY_BYTES``
+  ``skills/import``, ``AGUI_FILE_MAX_BYTES`` and 16 KiB of framing for ``files``, and the larger of ``AGUI_MAX_BODY_BYTES`` and ``AGUI_REGISTRY_MAX_BODY_BYTES``
   elsewhere (the views and consumers hold their own, finer limits below that).
 - **A body timeout.** The whole body must arrive within ``AGUI_BODY_TIMEOUT_SECONDS`` of the request
-  starting: 408 otherwise. (Uvicorn has no request-body timeout of its own.)
+  starting (an upload to ``/api/v1/files``: ``AGUI_FILE_UPLOAD_TIMEOUT_SECONDS``): 408 otherwise. (Uvicorn has no request-body timeout of its own.)
 - **Open requests per client.** At most ``AGUI_MAX_REQUESTS_PER_CLIENT`` requests (streams and
   WebSockets included) from one client address at a time in this process: 429 beyond (a WebSocket
   handshake is refused with close code 1013). Behind a proxy, run Uvicorn with
@@ -79,6 +79,14 @@ def body_limit(path: str) -> int:
     if path.rstrip("/") == "/api/v1/files":  # a multipart upload: the file and its framing
         return settings.AGUI_FILE_MAX_BYTES + UPLOAD_FRAMING_BYTES
     return max(settings.AGUI_MAX_BODY_BYTES, settings.AGUI_REGISTRY_MAX_BODY_BYTES)
+
+
+def body_timeout(path: str) -> float:
+    """Seconds the whole body may take: an upload's (``AGUI_FILE_UPLOAD_TIMEOUT_SECONDS``, up to 20 MiB
+    from a slow link) or every other body's (``AGUI_BODY_TIMEOUT_SECONDS``)."""
+    if path.rstrip("/") == "/api/v1/files":
+        return float(settings.AGUI_FILE_UPLOAD_TIMEOUT_SECONDS)
+    return float(settings.AGUI_BODY_TIMEOUT_SECONDS)
 
 
 def has_body(scope: dict[str, Any]) -> bool:
@@ -191,7 +199,8 @@ class Exchange:
     def __init__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self._receive, self._send, self._scope = receive, send, scope
         self.limit = body_limit(scope["path"])
-        self.deadline = time.monotonic() + settings.AGUI_BODY_TIMEOUT_SECONDS
+        self.timeout = body_timeout(scope["path"])
+        self.deadline = time.monotonic() + self.timeout
         self.received = 0
         self.body_done = False
         self.started = False  # a response has started (the app's or the guard's)
@@ -217,7 +226,7 @@ class Exchange:
         try:
             message = await asyncio.wait_for(self._receive(), max(0.0, self.deadline - time.monotonic()))
         except TimeoutError:
-            seconds = settings.AGUI_BODY_TIMEOUT_SECONDS
+            seconds = self.timeout
             await self.answer(RequestTimeout(f"The body did not arrive within {seconds:g} s."))
             return {"type": "http.disconnect"}
         if message["type"] == "http.request":

@@ -121,3 +121,11 @@ async def test_delete_removes_the_row_and_the_bytes(aclient: AsgiClient, files_r
     assert (await aclient.delete(f"/api/v1/files/{file_id}")).status_code == 204
     assert stored_paths(files_root) == [] and await StoredFile.objects.acount() == 0
     assert (await aclient.get(f"/api/v1/files/{file_id}")).status_code == 404
+
+
+def test_an_upload_has_its_own_body_timeout(settings: Any) -> None:
+    from agui_app.transports.edge.guard import body_timeout
+
+    settings.AGUI_FILE_UPLOAD_TIMEOUT_SECONDS = 300
+    settings.AGUI_BODY_TIMEOUT_SECONDS = 30
+    assert body_timeout("/api/v1/files") == 300 and body_timeout("/api/v1/threads") == 30

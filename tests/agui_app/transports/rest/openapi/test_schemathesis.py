@@ -31,7 +31,12 @@ def test_every_operation_answers_within_its_schema_and_never_5xx(tmp_path: Path,
     config = tmp_path / "schemathesis.toml"
     config.write_text(CONFIG)
     server = start_server(
-        tmp_path, extra_env={"AGUI_REQUESTS_PER_MINUTE": "1000000", "AGUI_RUNS_PER_MINUTE": "1000000"}
+        tmp_path,
+        extra_env={
+            "AGUI_REQUESTS_PER_MINUTE": "1000000",
+            "AGUI_RUNS_PER_MINUTE": "1000000",
+            "AGUI_FILES_ROOT": str(tmp_path / "files"),
+        },
     )
     try:
         command = [
