@@ -69,7 +69,7 @@ def test_the_wheel_names_its_packages_and_the_pinned_requirements(wheel: Path) -
 
 def readme_curl() -> str:
     readme = (ROOT / "README.md").read_text()
-    found = re.search(r"<!-- readme-curl -->\n```bash\n(.*?)```", readme, re.DOTALL)
+    found = re.search(r"<!-- --8<-- \[start:readme-curl\] -->\n```bash\n(.*?)```", readme, re.DOTALL)
     assert found is not None, "README has no readme-curl block"
     return found.group(1)
 
