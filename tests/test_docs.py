@@ -169,3 +169,45 @@ def test_ci_builds_the_docs_strictly_before_the_tests_and_runs_the_readmes_test_
     assert "scripts/test.sh" in ci and (ROOT / "scripts" / "serve.sh").exists()
     assert "mkdocs build --strict" in ci and ci.index("mkdocs build --strict") < ci.index("scripts/test.sh")
     assert "requirements-docs.txt" in ci
+
+
+def curl_commands() -> list[tuple[str, str]]:
+    """(page, command) for every curl to the local hub in a bash block of docs/ (continuations joined)."""
+    found = []
+    for page in sorted(DOCS.rglob("*.md")):
+        for block in re.findall(r"```bash\n(.*?)```", page.read_text(), re.DOTALL):
+            joined = re.sub(r"\\\n\s*", " ", block)
+            for command in re.split(r"\n(?=curl |#)", joined):
+                if command.startswith("curl ") and "http://127.0.0.1:8000/" in command:
+                    found.append((str(page.relative_to(ROOT)), command))
+    return found
+
+
+def test_every_curl_of_the_docs_names_a_path_the_hub_serves_and_sends_valid_json() -> None:
+    """A renamed endpoint or a broken JSON body in an example fails here, not in a reader's terminal."""
+    from django.urls import Resolver404, resolve
+
+    from agui_app.transports.edge import answers
+    from agui_app.transports.sse.routing import http_router
+
+    streaming = http_router(answers.api_not_found)
+    commands = curl_commands()
+    assert len(commands) >= 25
+    for page, command in commands:
+        unquoted = re.sub(r"'(\$\{?\w+\}?)'", r"\1", command)  # 'http://…/runs/'$RUN'/wait' → one word
+        url = re.search(r"http://127\.0\.0\.1:8000(/[^\s'\"]*)", unquoted)
+        assert url is not None, (page, command)
+        path = re.sub(r"\$\{?\w+\}?", "x", url.group(1).split("?")[0]).rstrip("'")
+        if any(str(route.pattern) and route.pattern.match(path.lstrip("/")) for route in streaming.routes):
+            continue  # a Channels consumer's path (the AG-UI endpoint, the streams)
+        try:
+            match = resolve(path)
+        except Resolver404:
+            pytest.fail(f"{page}: {path} is served by nothing")
+        assert match.func is not answers.api_not_found, f"{page}: {path} is not an endpoint"
+        body = re.search(r"-d '(.*?)'(?:\s|$)", command, re.DOTALL)
+        if body:
+            try:
+                json.loads(body.group(1))
+            except ValueError as exc:
+                pytest.fail(f"{page}: the body of `{command[:80]}…` is not JSON: {exc}")
