@@ -45,11 +45,13 @@ def metric_names() -> set[str]:
 
 
 def error_codes() -> set[str]:
-    """Every code an error is raised or answered with: ``code="…"``, ``code = "…"``, ``"code": "…"``."""
+    """Every code an error is raised or answered with: ``code="…"``, ``"code": "…"``, ``error(401, "…")``."""
     found: set[str] = set()
-    pattern = re.compile(r'\bcode\s*=\s*"([a-z_]+)"|"code":\s*"([a-z_]+)"')
+    pattern = re.compile(
+        r'\bcode\s*=\s*"([a-z_]+)"|"code":\s*"([a-z_]+)"|\b(?:error|send_error)\(\s*(?:\d+,\s*)?"([a-z_]+)"'
+    )
     for path in source_files():
-        found |= {a or b for a, b in pattern.findall(path.read_text())}
+        found |= {a or b or c for a, b, c in pattern.findall(path.read_text())}
     return found
 
 
