@@ -21,6 +21,9 @@ from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# The project-level folders (templates/, skills/, the built docs site/): beside the packages in a
+# checkout; inside project/bundled/ in an installed wheel (setup.py's build_py copies them there).
+RESOURCES_DIR = BASE_DIR if (BASE_DIR / "templates").is_dir() else Path(__file__).resolve().parent / "bundled"
 load_dotenv(os.environ.get("AGUI_ENV_FILE") or BASE_DIR / ".env", override=False)
 
 
@@ -137,7 +140,7 @@ WSGI_APPLICATION = None
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [RESOURCES_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -212,6 +215,8 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+AGUI_SKILLS_DIR = RESOURCES_DIR / "skills"  # the demo skills seed_demo imports
+AGUI_DOCS_SITE_DIR = RESOURCES_DIR / "site"  # `mkdocs build`'s output, served under /docs/ when present
 # Every middleware here is async-capable: one sync-only middleware would run each request in a
 # worker thread and hold it for the whole of a streaming response. Static files (the admin's)
 # are served by ``ASGIStaticFilesHandler`` in project/asgi.py.
@@ -233,7 +238,9 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "AG-UI Hub API",
-    "DESCRIPTION": "Multi-tenant AG-UI server: agents, threads, shared state, event log.",
+    "DESCRIPTION": "Multi-tenant AG-UI server: agents, threads, shared state, event log. "
+    "The documentation (guides, the WebSocket protocol, error codes, limits, settings) is at "
+    "[/docs/](/docs/) when built (`mkdocs build`), and under `docs/` in the repository.",
     "VERSION": "1.0.0",
     "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Production launcher: N Uvicorn worker processes on PostgreSQL + Redis (README "Operating it").
+# Production launcher: N Uvicorn worker processes on PostgreSQL + Redis (docs/operating/index.md).
 #
 #   DATABASE_URL=postgres://… REDIS_URL=redis://… SECRET_KEY=… ALLOWED_HOSTS=hub.example.com \
 #   SECURE_SSL_REDIRECT=1 SECURE_HSTS_SECONDS=31536000 SECURE_HSTS_INCLUDE_SUBDOMAINS=1 \
 #   SECURE_HSTS_PRELOAD=1 SESSION_COOKIE_SECURE=1 CSRF_COOKIE_SECURE=1 scripts/serve-prod.sh
 #
 # Checks the deployment (manage.py check --deploy: it stops on any warning, so set the HTTPS settings
-# of README "The launcher" or silence a deliberate exception with SILENCED_SYSTEM_CHECKS), applies migrations, collects static files into
+# of docs/operating/index.md "The launcher" or silence a deliberate exception with SILENCED_SYSTEM_CHECKS), applies migrations, collects static files into
 # STATIC_ROOT (serve /static/ from there with your proxy), then runs WEB_CONCURRENCY workers that
 # share one port. SIGTERM drains: each worker stops admitting runs, lets active runs finish for
 # AGUI_SHUTDOWN_GRACE_SECONDS, interrupts the rest, then exits.
@@ -14,7 +14,7 @@
 # Environment: WEB_CONCURRENCY (3), HOST (127.0.0.1), PORT (8000), FORWARDED_ALLOW_IPS (127.0.0.1:
 # the proxies whose X-Forwarded-For/-Proto are trusted), PROMETHEUS_MULTIPROC_DIR (a fresh
 # directory per start; default under $TMPDIR), AGUI_SHUTDOWN_GRACE_SECONDS (20), and every setting
-# of README "Settings".
+# of docs/reference/settings.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +36,7 @@ GRACE="${AGUI_SHUTDOWN_GRACE_SECONDS:-20}"
 export AGUI_SHUTDOWN_GRACE_SECONDS="$GRACE"
 
 manage() { env -u PROMETHEUS_MULTIPROC_DIR .venv/bin/python manage.py "$@"; }  # not the workers' metrics
-manage check --deploy --fail-level WARNING  # any warning stops it (README "The launcher")
+manage check --deploy --fail-level WARNING  # any warning stops it (docs/operating/index.md "The launcher")
 manage migrate --no-input -v 0
 manage collectstatic --no-input -v 0
 

@@ -6,7 +6,7 @@
 # webhook deliveries); stopping the script stops both. Each step says what it does as it starts; the
 # first install shows pip's own progress (a few minutes), a later start skips pip while
 # requirements.txt is unchanged. Environment: PORT, DATABASE_URL, REDIS_URL, SECRET_KEY,
-# AGUI_DEMO_API_KEY, DEBUG (see README.md "Settings").
+# AGUI_DEMO_API_KEY, DEBUG (see docs/reference/settings.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -30,7 +30,7 @@ pytestmark = [
     pytest.mark.slow,
 ]
 
-# README "The launcher": the HTTPS settings that make `check --deploy` clean (the launcher fails on warnings).
+# docs/operating/index.md "The launcher": the HTTPS settings that make `check --deploy` clean (the launcher fails on warnings).
 DEPLOY_ENVIRONMENT = {
     "SECURE_SSL_REDIRECT": "1",
     "SECURE_HSTS_SECONDS": "31536000",

@@ -1,7 +1,7 @@
 """A skills zip whose member names are not plain relative paths (``../../x.md``, ``/etc/x.md``,
 ``a/../../b.md``, ``a\\b.md``, ``C:/x.md``) is refused whole with a 422 naming the member — through the
 API (raw zip or multipart), admin and the import service. Agent Skills folders (``pdf-forms/SKILL.md``
-with ``scripts/fill.py``) and ``.md`` files in a folder still import, as the README promises."""
+with ``scripts/fill.py``) and ``.md`` files in a folder still import, as the docs promise (docs/concepts/skills.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 // node cancel.mjs <url> <threadId> <turnJson> [abortAfter]
-// The README's StoppingAgent: abortRun() also cancels the run on the server (POST …/runs/{run}/cancel),
+// The docs' StoppingAgent: abortRun() also cancels the run on the server (POST …/runs/{run}/cancel),
 // whatever its onDisconnect policy. Runs one slow turn (with onDisconnect "continue", so only the
 // cancel can stop it), aborts after `abortAfter` (default 2) words, and waits for the cancel's answer.
 import { fail, observed, print, warnings } from "./common.mjs";
 
-// --- README snippet ---------------------------------------------------------------------
+// --8<-- [start:stopping-agent]  (docs include the lines between these markers)
 import { HttpAgent } from "@ag-ui/client";
 
 /** An HttpAgent whose Stop (abortRun) stops the run on the server too, not only the stream. */
@@ -21,7 +21,7 @@ class StoppingAgent extends HttpAgent {
     super.abortRun();
   }
 }
-// ----------------------------------------------------------------------------------------
+// --8<-- [end:stopping-agent]
 
 const [url, threadId, turnJson, abortAfterArg] = process.argv.slice(2);
 const turn = JSON.parse(turnJson);

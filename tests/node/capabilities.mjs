@@ -1,9 +1,9 @@
-// node capabilities.mjs <agentUrl>: the README's getCapabilities() snippet, checked against the schema.
+// node capabilities.mjs <agentUrl>: the docs' getCapabilities() snippet, checked against the schema.
 import { HttpAgent } from "@ag-ui/client";
 import { AgentCapabilitiesSchema } from "@ag-ui/core/schemas";
 import { fail, headers, print } from "./common.mjs";
 
-// --- README snippet -------------------------------------------------------------------------
+// --8<-- [start:capabilities]  (docs include the lines between these markers)
 class CapableAgent extends HttpAgent {
   async getCapabilities() {
     const response = await this.fetch(`${this.url}/capabilities`, { headers: this.headers });
@@ -11,7 +11,7 @@ class CapableAgent extends HttpAgent {
     return response.json();
   }
 }
-// --------------------------------------------------------------------------------------------
+// --8<-- [end:capabilities]
 
 try {
   const agent = new CapableAgent({ url: process.argv[2], headers: headers() });

@@ -1,6 +1,8 @@
 // node connect.mjs <url> <threadId>: hydrate a fresh client from POST <url>/connect (checklist §10).
-import { HttpAgent, runHttpRequest, transformHttpEventStream } from "@ag-ui/client";
 import { fail, newAgent, observed, print } from "./common.mjs";
+
+// --8<-- [start:connecting-agent]  (docs/get-started/node-client.md includes these lines)
+import { HttpAgent, runHttpRequest, transformHttpEventStream } from "@ag-ui/client";
 
 class ConnectingAgent extends HttpAgent {
   connect(input) {
@@ -8,6 +10,7 @@ class ConnectingAgent extends HttpAgent {
     return transformHttpEventStream(runHttpRequest(request), this.debugLogger);
   }
 }
+// --8<-- [end:connecting-agent]
 
 const [url, threadId] = process.argv.slice(2);
 const agent = newAgent(url, threadId, {}, ConnectingAgent);

@@ -1,7 +1,7 @@
 """Finding 10 of the hardening issue: a body that never finishes arriving times out (408, JSON), and
 one client cannot hold more than ``AGUI_MAX_REQUESTS_PER_CLIENT`` requests open at once (429).
 
-What Uvicorn covers and what is ours is in the README's limits table: Uvicorn closes idle keep-alive
+What Uvicorn covers and what is ours is in the limits table (docs/reference/limits.md): Uvicorn closes idle keep-alive
 connections (``--timeout-keep-alive``) and can cap all connections (``--limit-concurrency``, 503),
 but has no request-body timeout and no per-client cap; the request guard adds both."""
 

@@ -97,6 +97,7 @@ class Receiver:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/hooks/runs"
 
+    # --8<-- [start:verify]  (docs/guides/webhooks.md includes this method)
     def verify(self, headers: Any, raw: bytes) -> bool:
         """The Standard Webhooks check a receiver does: HMAC-SHA256 over "<id>.<timestamp>.<body>"
         with the secret's bytes (after ``whsec_``), compared with each ``v1,`` signature."""
@@ -108,6 +109,8 @@ class Receiver:
         ]
         fresh = abs(time.time() - int(headers["webhook-timestamp"])) < 300
         return fresh and any(hmac.compare_digest(expected, sig) for sig in offered)
+
+    # --8<-- [end:verify]
 
     def accepted(self) -> list[Received]:
         return [r for r in self.received if 200 <= r.answered < 300]

@@ -20,7 +20,7 @@ from capabilities.services.agents import AgentRejected, agent_create
 from capabilities.services.skills import SkillRejected, skill_import_bundle
 from capabilities.skills import SkillParseError, parse_skill
 
-SKILLS_DIR = Path(settings.BASE_DIR) / "skills"
+SKILLS_DIR = Path(settings.AGUI_SKILLS_DIR)  # skills/ of a checkout, or the wheel's bundled copy
 SEEDED = "seeded from"  # the note of a version seed_demo wrote ("seeded from weather.md")
 INSTRUCTIONS = (
     "You are the AG-UI Hub demo assistant. Keep answers short. Load a capability when the user's "

@@ -97,7 +97,7 @@ class TokenBucket:
         return True
 
 
-# Close codes (README "WebSocket"), the wire shape of event frames, and the scope each frame needs.
+# Close codes (docs/reference/websocket.md), the wire shape of event frames, and the scope each frame needs.
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404

@@ -6,12 +6,14 @@
 //   node test/runtime-gestures.mjs connect <threadId>         a fresh runtime hydrating the thread
 // Environment: HUB_URL, AGUI_KEY.
 
+const [mode, threadId] = process.argv.slice(2);
+
+// --8<-- [start:runtime]  (docs/guides/copilotkit.md includes these lines)
 import { HttpAgent } from "@ag-ui/client";
 import { CopilotRuntime, createCopilotEndpoint } from "@copilotkit/runtime/v2";
 
 import { HubAgentRunner } from "../hub-agent-runner.mjs";
 
-const [mode, threadId] = process.argv.slice(2);
 const hub = process.env.HUB_URL;
 const key = process.env.AGUI_KEY;
 
@@ -20,7 +22,8 @@ const runtime = new CopilotRuntime({
   agents: { assistant: new HttpAgent({ url: `${hub}/api/v1/agents/assistant`, headers: { Authorization: `Bearer ${key}` } }) },
   runner,
 });
-const app = createCopilotEndpoint({ runtime, basePath: "/api/copilotkit" });
+const app = createCopilotEndpoint({ runtime, basePath: "/api/copilotkit" }); // app.fetch(Request) → Response
+// --8<-- [end:runtime]
 
 function post(path, body) {
   return app.fetch(

@@ -189,7 +189,7 @@ WEBSOCKET_DESCRIPTION = (
     "`ws://host/ws/v1/threads/{thread_id}`: the same events as the SSE streams, and state, runs and "
     "cancels as client frames (`WsClientFrame`; first an `auth` frame with the key or user token). "
     "The server sends `event` frames (`seq` and an `AguiEvent`), `state.ack`, `pong` and `error` frames (`code`, "
-    "`message`, `ref`); see the README's WebSocket section for close codes."
+    "`message`, `ref`); see the docs' WebSocket protocol page (docs/reference/websocket.md, /docs/reference/websocket/) for close codes."
 )
 
 

@@ -1,4 +1,4 @@
-"""A real browser (Debian's headless Chromium, driven by playwright-core) runs the README's
+"""A real browser (Debian's headless Chromium, driven by playwright-core) runs the docs'
 "Calling from a browser" example verbatim: the backend (a second local origin) mints a user token,
 the page runs an agent over SSE and shows the stream; the same page on an origin the tenant does
 not allow is refused by the browser itself (CORS), and nothing reaches the run endpoint."""
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -35,10 +34,9 @@ NODE_DIR = ROOT / "tests" / "node"
 
 
 def readme_block(marker: str, language: str) -> str:
-    readme = (ROOT / "README.md").read_text()
-    found = re.search(rf"<!-- {marker} -->\n```{language}\n(.*?)```", readme, re.DOTALL)
-    assert found is not None, f"README has no {marker} block"
-    return found.group(1)
+    """The docs' browser example (docs/guides/browser.md includes these files whole)."""
+    names = {("browser-backend", "python"): "backend.py", ("browser-page", "html"): "page.html"}
+    return (ROOT / "clients" / "browser" / names[marker, language]).read_text()
 
 
 def start_backend(app_dir: Path, hub: str, key: str) -> tuple[subprocess.Popen[bytes], str]:
