@@ -24,8 +24,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_ai.messages import (
-    BinaryContent,
-    FileUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -37,7 +35,8 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCalls
 from pydantic_ai.tools import ToolDefinition
 
 from capabilities.demo_calls import streamed_call, tool_call
-from capabilities.media import image_size
+from capabilities.media import describe_media, is_media, prompt_text
+from capabilities.unified_diff import apply_unified_diff
 
 MAX_DELAY_MS = 30_000
 LOAD_TOOL = "load_capability"
@@ -48,7 +47,6 @@ CATALOG_BLOCK = re.compile(
     re.DOTALL,
 )
 ROUTER_CHUNK_DELAY_MS = 30  # so a human watching the playground sees a document being typed
-HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
     "a an and are as at be by can do for from how i in is it me my of on or please the this to use what "
@@ -132,33 +130,6 @@ def current_turn(messages: Sequence[ModelMessage]) -> Turn:
                     ],
                 )
     return Turn(prompt="", responses=[], tool_returns=[])
-
-
-def prompt_text(content: Any) -> str:
-    """A user prompt's text: the string, or the text items of a multimodal prompt joined."""
-    if isinstance(content, str):
-        return content
-    return "\n".join(item for item in content if isinstance(item, str))
-
-
-def is_media(item: Any) -> bool:
-    return isinstance(item, BinaryContent | FileUrl)
-
-
-def describe_media(media: Sequence[Any]) -> str:
-    """What ``demo`` answers to a message with files: each one's content type, size and, for an
-    image, its width x height (read with Pillow from the bytes it received)."""
-    lines = []
-    for item in media:
-        if isinstance(item, BinaryContent):
-            line = f"{item.media_type}, {len(item.data)} bytes"
-            if item.is_image and (size := image_size(item.data)) is not None:
-                line += f", {size[0]}x{size[1]} pixels"
-        else:
-            line = f"{item.media_type} at a URL I was not given the bytes of"
-        lines.append(line)
-    count = f"{len(lines)} file" + ("s" if len(lines) != 1 else "")
-    return f"I received {count}: " + "; ".join(lines) + "."
 
 
 def user_prompts(messages: Sequence[ModelMessage]) -> list[str]:
@@ -260,27 +231,6 @@ def catalog(messages: Sequence[ModelMessage], info: AgentInfo) -> dict[str, str]
         for is_diff, body in CATALOG_BLOCK.findall(text):
             lines = apply_unified_diff(lines, body) if is_diff else body.strip("\n").split("\n")
     return dict(CATALOG_LINE.findall("\n".join(lines)))
-
-
-def apply_unified_diff(lines: list[str], diff: str) -> list[str]:
-    """``lines`` changed by a unified diff (``---``/``+++`` headers, ``@@`` hunks)."""
-    result: list[str] = []
-    position = 0  # index in ``lines`` of the next line not yet copied
-    for line in diff.strip("\n").split("\n"):
-        if line.startswith(("--- ", "+++ ")):
-            continue
-        if hunk := HUNK.match(line):
-            start = max(int(hunk.group(1)) - 1, 0) if hunk.group(2) != "0" else int(hunk.group(1))
-            result.extend(lines[position:start])
-            position = start
-        elif line.startswith("+"):
-            result.append(line[1:])
-        elif line.startswith("-"):
-            position += 1
-        elif line.startswith(" "):
-            result.append(lines[position] if position < len(lines) else line[1:])
-            position += 1
-    return result + lines[position:]
 
 
 def capability_tools(info: AgentInfo) -> dict[str, list[ToolDefinition]]:

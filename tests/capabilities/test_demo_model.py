@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic_ai.tools import ToolDefinition
 
-from capabilities.demo_model import apply_unified_diff, fill_arguments, parse_script, say
+from capabilities.demo_model import fill_arguments, parse_script, say
+from capabilities.unified_diff import apply_unified_diff
 
 
 def definition(name: str, properties: dict, required: list[str]) -> ToolDefinition:

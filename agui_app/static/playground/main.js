@@ -3,6 +3,7 @@
 // Everything goes through the hub's public API (REST, the WebSocket, SSE) with the user token.
 
 import { Approvals } from "./approvals.js";
+import { Attachments } from "./attachments.js";
 import { Conversation, partText } from "./conversation.js";
 import { $, fill, h, when } from "./dom.js";
 import { EventLog, renderCapabilities } from "./inspector.js";
@@ -15,9 +16,9 @@ const EARLIER_EVENTS = 200;
 const app = {
   api: null, agents: [], agent: null, transport: "websocket", threadId: null, stream: null,
   state: {}, version: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
-  attachments: [], // files uploaded for the next message: [{id, filename, contentType, url}]
 };
 const conversation = new Conversation($("#messages"));
+const attachments = new Attachments();
 const log = new EventLog($("#tab-events"));
 const tree = new StateTree($("#state-tree"), { onPatch: sendPatch, version: () => app.version });
 const approvals = new Approvals($("#approvals"), {
@@ -125,31 +126,10 @@ async function send(text) {
     await openThread(created.threadId);
   }
   const id = `msg-${crypto.randomUUID()}`;
-  const parts = app.attachments.map(mediaPart);
-  app.attachments = [];
-  showAttachments();
+  const parts = attachments.take();
   const content = parts.length ? [{ type: "text", text }, ...parts] : text;
   conversation.user(id, parts.length ? `${text}${parts.map(partText).join("")}` : text);
   await startRun({ messages: [{ id, role: "user", content }] });
-}
-
-/** An AG-UI 1.0 input part naming an uploaded file (the server hands the model its bytes). */
-function mediaPart(file) {
-  const major = file.contentType.split("/")[0];
-  const type = ["image", "audio", "video"].includes(major) ? major : "document";
-  return { type, source: { type: "url", value: file.url, mimeType: file.contentType } };
-}
-
-function showAttachments() {
-  const chip = $("#attached");
-  chip.hidden = app.attachments.length === 0;
-  chip.textContent = app.attachments.map((f) => `📎 ${f.filename || f.id}`).join(" ");
-}
-
-async function attach(file) {
-  const stored = await app.api.uploadFile(file);
-  app.attachments.push(stored);
-  showAttachments();
 }
 
 /** A thread's title: the first words of its first message (a demo script: the steps it takes). */
@@ -373,7 +353,7 @@ $("#attach").addEventListener("click", () => $("#attach-input").click());
 $("#attach-input").addEventListener("change", (event) => {
   const [file] = event.target.files;
   event.target.value = "";
-  if (file) attach(file).catch((error) => conversation.error(error.message, error.code));
+  if (file) attachments.add(app.api, file).catch((error) => conversation.error(error.message, error.code));
 });
 $("#new-thread").addEventListener("click", () => app.agent && selectAgent(app.agent));
 $("#stop").addEventListener("click", stop);
