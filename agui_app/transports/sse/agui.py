@@ -20,8 +20,8 @@ from agui_app.selectors.connect import ConnectSnapshot, connect_snapshot
 from agui_app.selectors.threads import thread_for, thread_id_taken
 from agui_app.transports.inputs import run_input_from_request
 from agui_app.transports.sse.consumer import SseConsumer, Stream
-from agui_app.transports.sse.framing import frame_at
 from agui_app.transports.sse.streams import own_run_stream, run_stream
+from agui_app.transports.sse.wire import AtCursor
 
 aagent_or_404 = in_db_thread(agent_or_404)
 athread_for = in_db_thread(thread_for)
@@ -88,7 +88,7 @@ async def connect_stream(run_input: RunAgentInput, snapshot: ConnectSnapshot | N
         interrupts=[approval_interrupt(call) for call in snapshot.approvals] if snapshot is not None else [],
         protocol_1_0=protocol_1_0,
     )
-    yield frame_at(synthetic, snapshot.cursor if snapshot is not None else 0)
+    yield AtCursor(events=list(synthetic), cursor=snapshot.cursor if snapshot is not None else 0)
     if snapshot is not None and snapshot.active_run_first_seq is not None:
         assert snapshot.active_run_id is not None
         # The run ends with the messages its own client ends with (``runtime.run_messages``).
