@@ -274,7 +274,7 @@ class RunExecution:
                     thread_id=self.thread.thread_id, run_id=self.run.run_id, protocol_1_0=protocol_1_0
                 )
             )
-        last.append(encode(terminal))
+        last.append(encode(self.with_usage(terminal)))
         try:
             return await self.writer.close(
                 lambda batch: run_complete(
@@ -290,6 +290,16 @@ class RunExecution:
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
             return None
+
+    def with_usage(self, terminal: BaseEvent) -> BaseEvent:
+        """The terminal event with the run's ``usage`` (AG-UI 1.0 ``TokenUsage`` per provider and
+        model, from the meter in memory), for a 1.0 client, when the run made a model request."""
+        usage = self.meter.token_usage()
+        if not usage or not declares_1_0(self.run.protocol_version):
+            return terminal
+        if not isinstance(terminal, RunFinishedEvent | RunErrorEvent):
+            return terminal
+        return terminal.model_copy(update={"usage": usage})
 
     async def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
         """The run's end line and counters (after its end is committed)."""
