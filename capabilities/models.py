@@ -45,6 +45,7 @@ AGENT_WRITABLE_FIELDS = (
     "webhook_url",
     "on_disconnect",
     "memory",
+    "approval_ttl_seconds",
 )
 
 
@@ -110,6 +111,12 @@ class Agent(models.Model):
         choices=OnDisconnect.choices,
         default=OnDisconnect.CANCEL,
         help_text="What a run does when its client goes away, unless the run input says otherwise.",
+    )
+    approval_ttl_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="How long an approval interrupt waits for a decision (its expiresAt); past it the call "
+        "counts as denied. Empty: AGUI_APPROVAL_TTL_SECONDS (0 there: approvals never expire).",
     )
     version = models.PositiveIntegerField(
         default=0,
