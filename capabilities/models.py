@@ -207,6 +207,12 @@ class Skill(models.Model):
     def warn_with(self) -> list[str]:
         return list(self.gates.get("warn_with", []))
 
+    @property
+    def approval_ttl_seconds(self) -> int | None:
+        """Frontmatter ``approval_ttl_seconds``: how long this skill's approvals wait (else the agent's)."""
+        ttl = self.gates.get("approval_ttl_seconds")
+        return ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None
+
     def needs_approval(self, tool: str) -> bool:
         """Whether this skill's frontmatter makes a call of its own tool ``tool`` pause."""
         return self.approves_all or tool in (self.requires_approval or [])

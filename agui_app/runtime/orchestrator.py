@@ -310,6 +310,7 @@ class RunExecution:
             ttl=approval_ttl_seconds(self.agent.approval_ttl_seconds),
             run_id=self.run.run_id,
             tool_names=self.tool_names,
+            tool_ttls=self.plan.approval_ttls,
         )
         outcome = terminal.outcome.model_copy(update={"interrupts": interrupts})
         return terminal.model_copy(update={"outcome": outcome})

@@ -1,8 +1,8 @@
 """Approval interrupts (DESIGN §22): their expiry, their response schema and their metadata.
 
 - A run that pauses on approvals ends with ``RUN_FINISHED {outcome: interrupt}``; each interrupt gets
-  ``expiresAt`` (its agent's ``approval_ttl_seconds``, else ``AGUI_APPROVAL_TTL_SECONDS``; none when
-  both are unset/0) and ``metadata`` (``toolName``, ``runId``, ``ttlSeconds``), beside the
+  ``expiresAt`` (its tool's skill's ``approval_ttl_seconds``, else its agent's, else
+  ``AGUI_APPROVAL_TTL_SECONDS``; none when all are unset/0) and ``metadata`` (``toolName``, ``runId``, ``ttlSeconds``), beside the
   ``responseSchema`` pydantic-ai's adapter states. The run's ``outcome`` keeps them (the run summary,
   ``connect``).
 - A resume is checked before the run is admitted: an entry that approves an expired interrupt is a
@@ -50,22 +50,25 @@ def with_contract(
     ttl: int | None,
     run_id: str,
     tool_names: dict[str, str],
+    tool_ttls: dict[str, int] | None = None,
     now: datetime | None = None,
 ) -> list[Interrupt]:
-    """The run's interrupts with ``expiresAt`` (when ``ttl``) and ``metadata`` added."""
+    """The run's interrupts with ``expiresAt`` and ``metadata`` added. A call's lifetime is its
+    skill's ``approval_ttl_seconds`` (``tool_ttls``, by tool name), else ``ttl`` (the agent's)."""
     issued = now or timezone.now()
-    expires_at = iso_z(issued + timedelta(seconds=ttl)) if ttl else None
     decorated = []
     for interrupt in interrupts:
         metadata = dict(interrupt.metadata) if isinstance(interrupt.metadata, dict) else {}
         metadata["runId"] = run_id
-        if interrupt.tool_call_id and interrupt.tool_call_id in tool_names:
-            metadata["toolName"] = tool_names[interrupt.tool_call_id]
-        if ttl:
-            metadata["ttlSeconds"] = ttl
+        name = tool_names.get(interrupt.tool_call_id or "")
+        if name is not None:
+            metadata["toolName"] = name
+        lifetime = (tool_ttls or {}).get(name or "", ttl)
+        if lifetime:
+            metadata["ttlSeconds"] = lifetime
         update: dict[str, Any] = {"metadata": metadata}
-        if expires_at is not None and interrupt.expires_at is None:
-            update["expires_at"] = expires_at
+        if lifetime and interrupt.expires_at is None:
+            update["expires_at"] = iso_z(issued + timedelta(seconds=lifetime))
         decorated.append(interrupt.model_copy(update=update))
     return decorated
 

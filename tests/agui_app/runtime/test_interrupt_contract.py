@@ -5,6 +5,7 @@ as denied — in the stream, the run summary and ``connect``."""
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,9 +13,13 @@ from typing import Any
 import orjson
 import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
+from asgiref.sync import sync_to_async
 
 from agui_app.models import Run
 from capabilities.models import Agent
+from capabilities.services.skills import skill_import_bundle
+from capabilities.skills import parse_skill, render_skill
+from capabilities.skills.spec import SkillParseError
 from tests.support.inputs import run_input, script, user
 from tests.support.runs import run, stream
 from tests.support.sse import Frame
@@ -153,3 +158,35 @@ async def test_a_resume_entry_keeps_its_metadata(aclient, agent: Agent) -> None:
     [decision] = decisions(frames)
     assert decision["decision"] == "approved"
     assert decision["metadata"] == {"ticket": "T-42", "by": "alice"}
+
+
+async def test_a_skills_approval_ttl_wins_over_its_agents(aclient, agent: Agent, owner_tenant: Any) -> None:
+    source = (
+        "---\nid: weather-checked\ndescription: Approved forecasts.\ntools: [get_forecast]\n"
+        "requires_approval: [get_forecast]\napproval_ttl_seconds: 45\n---\n"
+    )
+    careful = await Agent.objects.acreate(
+        tenant=owner_tenant, slug="careful", name="Careful", model="demo", approval_ttl_seconds=600
+    )
+    [saved] = await sync_to_async(skill_import_bundle)(
+        tenant_id=owner_tenant.pk, files={"c.md": source}, agent=careful
+    )
+    assert saved.skill.approval_ttl_seconds == 45
+    assert "approval_ttl_seconds: 45" in render_skill(parse_skill(source))
+    steps = (
+        {"call": "load_capability", "args": {"id": "weather-checked"}},
+        {"call": "get_forecast", "args": {"city": "Oslo"}},
+    )
+    before = datetime.now(UTC)
+    frames = await run(aclient, "careful", run_input("t-careful", [user(script(*steps))]))
+    [interrupt] = frames[-1].data["outcome"]["interrupts"]
+    assert interrupt["metadata"]["ttlSeconds"] == 45
+    assert parse(interrupt["expiresAt"]) <= before + timedelta(seconds=50)
+
+
+@pytest.mark.parametrize("value", [0, -5, "soon", True, 10**9])
+def test_a_bad_skill_approval_ttl_is_refused_naming_the_field(value: Any) -> None:
+    source = f"---\nid: s\ndescription: d.\ntools: [get_forecast]\napproval_ttl_seconds: {json.dumps(value)}\n---\n"
+    with pytest.raises(SkillParseError) as caught:
+        parse_skill(source)
+    assert "approval_ttl_seconds" in str(caught.value)
