@@ -330,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
         catalog, catalog_details = sub_bench(
             "catalog", ("catalog_reduction", "assembly_ms_50_skills"), args.quick
         )
+        binary, binary_details = sub_bench(
+            "binary", ("proto_bytes_per_event_vs_sse", "proto_events_per_s_vs_sse"), args.quick
+        )
         if compare:
             from bench import stream as stream_bench
 
@@ -348,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         database = db.backend
     result.update(state)
     result.update(catalog)
+    result.update(binary)
     problems = problems_of(sections)
     if "error" in comparison:
         problems["server_comparison"] = comparison["error"]
@@ -385,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
                 **sections,
                 "state": state_details,
                 "catalog": catalog_details,
+                "binary": binary_details,
                 "pydantic_ai_peer": peer_details,
                 "growth": growth_details,
                 "server_comparison": comparison,
@@ -393,7 +398,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     result["targets"] = targets_met(result)
     skipped = {
-        k: v["skipped"] for k, v in (("state", state_details), ("catalog", catalog_details)) if "skipped" in v
+        k: v["skipped"]
+        for k, v in (
+            ("state", state_details),
+            ("catalog", catalog_details),
+            ("binary", binary_details),
+        )
+        if "skipped" in v
     }
     if skipped:
         result["skipped"] = skipped

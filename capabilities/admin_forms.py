@@ -98,7 +98,7 @@ class SkillSourceForm(forms.ModelForm):
         strip=False,
         widget=monospace(30),
         help_text="Markdown with YAML frontmatter (id, description, tools, defer_loading, "
-        "requires_approval, model_settings, before_tools, escalate_with, warn_with); the body is the instructions.",
+        "requires_approval, approval_ttl_seconds, model_settings, before_tools, escalate_with, warn_with); the body is the instructions.",
     )
     note = forms.CharField(
         required=False,

@@ -81,6 +81,21 @@ class RunAgentPlan:
     reasoning: bool = False  # the model reports reasoning: its REASONING_* events are declared
     # Pattern D: [{tool, argument, state_key}] of the agent and of the skills this run includes.
     predict_state: list[dict[str, str]] = field(default_factory=list)
+    # Tool name → how long its approvals wait, from its skills' ``approval_ttl_seconds`` (the shortest).
+    approval_ttls: dict[str, int] = field(default_factory=dict)
+
+
+def approval_ttls(links: Any) -> dict[str, int]:
+    """Each tool of a skill with ``approval_ttl_seconds`` → that lifetime (the shortest, when several
+    of the run's skills name the tool)."""
+    ttls: dict[str, int] = {}
+    for link in links:
+        ttl = link.skill.approval_ttl_seconds
+        if ttl is None:
+            continue
+        for tool in link.skill.tools:
+            ttls[tool] = min(ttl, ttls.get(tool, ttl))
+    return ttls
 
 
 def run_tool(registered: RegisteredTool, *, requires_approval: bool | None = None) -> Tool[Any]:
@@ -262,4 +277,5 @@ def assemble(agent: Agent) -> RunAgentPlan:
         skipped=[*offered.skipped, *failed, *mcp_skipped, *mcp_failed],
         reasoning=model_reports_reasoning(agent.model),
         predict_state=[*agent.predict_state, *(e for link in links for e in link.skill.predict_state)],
+        approval_ttls=approval_ttls(links),
     )

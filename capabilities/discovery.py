@@ -45,11 +45,12 @@ def tool_item(tool: RegisteredTool) -> Tool:
 
 
 def transport(agent: Agent | None = None) -> dict[str, bool]:
-    """The transports this server runs: SSE streaming and resumable logs always; the WebSocket when
+    """The transports this server runs: SSE streaming, AG-UI's binary (protobuf) encoding of every
+    stream on ``Accept: application/vnd.ag-ui.event+proto`` and resumable logs always; the WebSocket when
     ``AGUI_WEBSOCKET_ENABLED`` (the same setting decides whether its route is served); push
     notifications where the agent has a webhook (its ``webhookUrl``: every run's end is posted there;
     a run's own ``forwardedProps.webhook`` is not known before the run)."""
-    document = {"streaming": True, "resumable": True}
+    document = {"streaming": True, "httpBinary": True, "resumable": True}
     if settings.AGUI_WEBSOCKET_ENABLED:
         document["websocket"] = True
     if agent is not None and agent.webhook_url:

@@ -45,6 +45,7 @@ AGENT_WRITABLE_FIELDS = (
     "webhook_url",
     "on_disconnect",
     "memory",
+    "approval_ttl_seconds",
 )
 
 
@@ -110,6 +111,12 @@ class Agent(models.Model):
         choices=OnDisconnect.choices,
         default=OnDisconnect.CANCEL,
         help_text="What a run does when its client goes away, unless the run input says otherwise.",
+    )
+    approval_ttl_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="How long an approval interrupt waits for a decision (its expiresAt); past it the call "
+        "counts as denied. Empty: AGUI_APPROVAL_TTL_SECONDS (0 there: approvals never expire).",
     )
     version = models.PositiveIntegerField(
         default=0,
@@ -199,6 +206,12 @@ class Skill(models.Model):
     @property
     def warn_with(self) -> list[str]:
         return list(self.gates.get("warn_with", []))
+
+    @property
+    def approval_ttl_seconds(self) -> int | None:
+        """Frontmatter ``approval_ttl_seconds``: how long this skill's approvals wait (else the agent's)."""
+        ttl = self.gates.get("approval_ttl_seconds")
+        return ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None
 
     def needs_approval(self, tool: str) -> bool:
         """Whether this skill's frontmatter makes a call of its own tool ``tool`` pause."""

@@ -326,6 +326,8 @@ AGUI_MAX_REQUESTS_PER_CLIENT = env_int(
     "AGUI_MAX_REQUESTS_PER_CLIENT", 256
 )  # open at once per address; 0: off
 AGUI_SSE_KEEPALIVE_SECONDS = env_float("AGUI_SSE_KEEPALIVE_SECONDS", 15.0)
+# How long an approval interrupt waits when its agent sets no approval_ttl_seconds; 0: no expiry.
+AGUI_APPROVAL_TTL_SECONDS = env_int("AGUI_APPROVAL_TTL_SECONDS", 0)
 AGUI_EVENT_FLUSH_EVENTS = env_int("AGUI_EVENT_FLUSH_EVENTS", 256)
 AGUI_EVENT_FLUSH_MS = env_int("AGUI_EVENT_FLUSH_MS", 5)
 AGUI_EVENTS_PAGE_DEFAULT = env_int("AGUI_EVENTS_PAGE_DEFAULT", 1000)

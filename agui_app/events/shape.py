@@ -159,14 +159,22 @@ def capability_skipped(*, capability_id: str, reason: str) -> PendingEvent:
 
 
 def tool_call_decision(
-    *, tool_call_id: str, decision: str, decided_by: str, reason: str | None
+    *,
+    tool_call_id: str,
+    decision: str,
+    decided_by: str,
+    reason: str | None,
+    metadata: dict[str, Any] | None = None,
 ) -> PendingEvent:
     """``CUSTOM agui.tool_call_decision {"toolCallId", "decision": approved|denied|cancelled,
-    "decidedBy", "reason"?}``: a human's answer to an approval interrupt, logged as the resumed run starts."""
-    value = {"toolCallId": tool_call_id, "decision": decision, "decidedBy": decided_by}
-    return encode(
-        CustomEvent(name=TOOL_CALL_DECISION, value={**value, **({"reason": reason} if reason else {})})
-    )
+    "decidedBy", "reason"?, "metadata"?}``: a human's answer to an approval interrupt (or ``expiry``'s),
+    logged as the resumed run starts; ``metadata`` is the resume entry's."""
+    value: dict[str, Any] = {"toolCallId": tool_call_id, "decision": decision, "decidedBy": decided_by}
+    if reason:
+        value["reason"] = reason
+    if metadata:
+        value["metadata"] = metadata
+    return encode(CustomEvent(name=TOOL_CALL_DECISION, value=value))
 
 
 def messages_snapshot(messages: Sequence[Message]) -> PendingEvent:

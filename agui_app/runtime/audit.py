@@ -22,7 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from ag_ui.core import BaseEvent, CustomEvent, EventType, RunAgentInput
+from django.conf import settings
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
@@ -104,7 +106,8 @@ class ToolCallAudit(AbstractCapability[ToolDeps]):
 
 def resume_decisions(run_input: RunAgentInput, decided_by: str) -> list[dict[str, Any]]:
     """The approval answers a run input carries (``resume``), for ``tool_call_decision`` events. The
-    interrupt ids are ``"int-" + tool_call_id`` (pydantic-ai's AG-UI adapter)."""
+    interrupt ids are ``"int-" + tool_call_id`` (pydantic-ai's AG-UI adapter). An entry's ``metadata``
+    is kept; a denial the server added for an expired interrupt is decided by ``expiry``."""
     decisions = []
     for entry in run_input.resume or []:
         payload = entry.payload if isinstance(entry.payload, dict) else {}
@@ -117,12 +120,17 @@ def resume_decisions(run_input: RunAgentInput, decided_by: str) -> list[dict[str
             else "denied"
         )
         reason = payload.get("reason")
+        metadata = entry.metadata if isinstance(entry.metadata, dict) else None
+        if metadata is not None and len(orjson.dumps(metadata)) > settings.AGUI_METADATA_MAX_BYTES:
+            metadata = {"dropped": "larger than AGUI_METADATA_MAX_BYTES"}
+        expired = bool(metadata and metadata.get("expired") is True)
         decisions.append(
             {
                 "tool_call_id": entry.interrupt_id.removeprefix("int-"),
                 "decision": decision,
-                "decided_by": decided_by,
+                "decided_by": "expiry" if expired else decided_by,
                 "reason": reason[:500] if isinstance(reason, str) else None,
+                "metadata": metadata,
             }
         )
     return decisions

@@ -23,8 +23,10 @@ from ag_ui.core import (
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
+    RunFinishedInterruptOutcome,
     RunStartedEvent,
     ToolCallResultEvent,
+    ToolCallStartEvent,
 )
 from django.conf import settings
 from pydantic_ai import Agent as PydanticAgent
@@ -61,6 +63,7 @@ from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.admission import Admission
 from agui_app.services.completion import Completed, RunEnd, run_complete
+from agui_app.services.interrupts import approval_ttl_seconds, with_contract
 from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
 from capabilities.assembly import RunAgentPlan
@@ -138,6 +141,7 @@ class RunExecution:
         self.began = time.monotonic()
         self.first_event_seen = False
         self.queued_behind = False  # its end found runs queued on the thread
+        self.tool_names: dict[str, str] = {}  # tool call id → tool name (the interrupts' metadata)
 
     async def on_cancelled(self, cancelled: RunCancelled) -> None:
         self.partial = cancelled.new_messages()
@@ -238,6 +242,8 @@ class RunExecution:
             self.first_event_seen = True
             metrics.time_to_first_event_seconds.observe(time.monotonic() - self.began)
         self.stream_ids.observe(event)
+        if isinstance(event, ToolCallStartEvent):
+            self.tool_names[event.tool_call_id] = event.tool_call_name
         if gateway.predictive:
             if isinstance(event, ToolCallResultEvent):  # a call that never settled its prediction
                 await gateway.settle_prediction(event.tool_call_id, ran=False)
@@ -249,6 +255,7 @@ class RunExecution:
 
     async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
         """Log the last events and the terminal one, and record the run's end, in one transaction."""
+        terminal = self.with_interrupt_contract(terminal)
         status, outcome, error = self.ending(terminal, interrupted)
         await self.restore_predictions()
         end = RunEnd(
@@ -287,7 +294,7 @@ class RunExecution:
                     thread_id=self.thread.thread_id, run_id=self.run.run_id, protocol_1_0=protocol_1_0
                 )
             )
-        last.append(encode(terminal))
+        last.append(encode(self.with_usage(terminal)))
         try:
             return await self.writer.close(
                 lambda batch: run_complete(
@@ -303,6 +310,33 @@ class RunExecution:
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
             return None
+
+    def with_interrupt_contract(self, terminal: BaseEvent) -> BaseEvent:
+        """A ``RUN_FINISHED`` on approvals with each interrupt's ``expiresAt`` and ``metadata``
+        (``services.interrupts``): the run's stored outcome keeps them too."""
+        if not isinstance(terminal, RunFinishedEvent) or not isinstance(
+            terminal.outcome, RunFinishedInterruptOutcome
+        ):
+            return terminal
+        interrupts = with_contract(
+            terminal.outcome.interrupts,
+            ttl=approval_ttl_seconds(self.agent.approval_ttl_seconds),
+            run_id=self.run.run_id,
+            tool_names=self.tool_names,
+            tool_ttls=self.plan.approval_ttls,
+        )
+        outcome = terminal.outcome.model_copy(update={"interrupts": interrupts})
+        return terminal.model_copy(update={"outcome": outcome})
+
+    def with_usage(self, terminal: BaseEvent) -> BaseEvent:
+        """The terminal event with the run's ``usage`` (AG-UI 1.0 ``TokenUsage`` per provider and
+        model, from the meter in memory), for a 1.0 client, when the run made a model request."""
+        usage = self.meter.token_usage()
+        if not usage or not declares_1_0(self.run.protocol_version):
+            return terminal
+        if not isinstance(terminal, RunFinishedEvent | RunErrorEvent):
+            return terminal
+        return terminal.model_copy(update={"usage": usage})
 
     async def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
         """The run's end line and counters (after its end is committed)."""

@@ -11,6 +11,7 @@ from pydantic_ai.messages import ToolCallPart
 
 from agui_app.conversation_store import STORE, history_rows
 from agui_app.models import Event, Thread
+from agui_app.selectors.interrupts import stored_interrupts
 from agui_app.selectors.messages import messages_of
 from agui_app.selectors.runs import active_run
 from capabilities.llm import model_reports_reasoning
@@ -23,6 +24,7 @@ class ConnectSnapshot:
     state_version: int
     messages: list[Message]
     approvals: list[ToolCallPart]
+    interrupts: dict[str, dict[str, Any]]  # as the run that paused on them stated them (by id)
     active_run_id: str | None
     active_run_first_seq: int | None
     cursor: int  # the last seq this snapshot reflects: a client resumes after it
@@ -71,6 +73,7 @@ def connect_snapshot(thread_pk: Any) -> ConnectSnapshot | None:
             state_version=thread.state_version,
             messages=messages,
             approvals=list(approvals),
+            interrupts=stored_interrupts(thread) if approvals else {},
             active_run_id=running.run_id if running else None,
             active_run_first_seq=first_seq,
             cursor=first_seq - 1 if first_seq is not None else thread.last_seq,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import ResumeEntry, RunAgentInput
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
@@ -28,6 +28,7 @@ from agui_app.models import ConversationRecord, OnDisconnect, Run, RunStatus, St
 from agui_app.process import PROCESS_ID
 from agui_app.run_conversation import ConversationPreload, conversation_preload
 from agui_app.selectors.messages import messages_json, user_messages
+from agui_app.services.interrupts import check_resume, expiry_decisions
 from agui_app.services.multitask import ThreadBusy, run_options
 from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
@@ -136,7 +137,8 @@ def run_admit(
                 ConversationPreload(None, []) if created else conversation_preload(thread.conversation_id)
             )
             record = conversation.head
-            check_open_interrupts(thread, run_input, record=record)
+            if denials := check_open_interrupts(thread, run_input, record=record):
+                opening = [*opening, *expiry_decisions(denials)]  # recorded like a human's decisions
             if _record_input_state(
                 thread, run_input.state, forwarded.get("stateVersion"), principal.has(Scope.STATE_WRITE)
             ):
@@ -274,15 +276,25 @@ def _check_tenant_capacity(tenant: Tenant) -> None:
 
 def check_open_interrupts(
     thread: Thread, run_input: RunAgentInput, *, record: dict[str, Any] | None = None
-) -> None:
+) -> list[ResumeEntry]:
     """A run may not go past an open interrupt (a tool call waiting for approval): its input must
     resume every one of them, approved or cancelled (AG-UI: never act on, nor finish as success
-    over, an interrupt that has no resume entry). ``record``: ``conversation_head`` if read already."""
+    over, an interrupt that has no resume entry). ``record``: ``conversation_head`` if read already.
+
+    With open interrupts, ``services.interrupts.check_resume`` checks the entries (409
+    ``interrupt_expired``, 422 ``invalid_resume``) and the denials of expired, unanswered interrupts
+    are added to ``run_input.resume`` (and returned)."""
     if record is None:
         record = conversation_head(thread)
     requests = record.get("deferred_tool_requests") or {}
     open_ids = {f"int-{call['tool_call_id']}" for call in requests.get("approvals") or []}
-    answered = {entry.interrupt_id for entry in getattr(run_input, "resume", None) or []}
+    if not open_ids:
+        return []
+    entries = list(getattr(run_input, "resume", None) or [])
+    # Expiry and response schemas (§22); an expired interrupt left unanswered is denied.
+    if denials := check_resume(thread, entries, open_ids):
+        run_input.resume = [*entries, *denials]
+    answered = {entry.interrupt_id for entry in run_input.resume or []}
     if missing := sorted(open_ids - answered):
         raise Conflict(
             "The thread is waiting for a decision on an interrupt: resume it (approve, deny or cancel) "
@@ -290,6 +302,7 @@ def check_open_interrupts(
             code="interrupt_pending",
             details={"interrupts": missing},
         )
+    return denials
 
 
 def _record_input_state(thread: Thread, state: Any, state_version: Any, may_write: bool) -> bool:

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
-from agui_app.errors import Conflict
+from agui_app.errors import ApiError
 from agui_app.events.held import HELD
 from agui_app.events.log import append_events
 from agui_app.events.shape import declares_1_0, run_error, run_started
@@ -55,7 +55,7 @@ def run_start_queued(*, thread_pk: uuid.UUID) -> QueuedStart | None:
                 run_input = AGUIAdapter.build_run_input(orjson.dumps(run.queued_input))
                 try:
                     check_open_interrupts(thread, run_input)
-                except Conflict as exc:  # the run before it paused for a decision this one lacks
+                except ApiError as exc:  # it lacks a decision the run before it paused for, or breaks one
                     _refuse(thread, run, exc)
                     continue
                 break
@@ -91,7 +91,7 @@ def run_start_queued(*, thread_pk: uuid.UUID) -> QueuedStart | None:
         return None
 
 
-def _refuse(thread: Thread, run: Run, error: Conflict) -> None:
+def _refuse(thread: Thread, run: Run, error: ApiError) -> None:
     """End a queued run that may not start: its stream (``RUN_STARTED``, ``RUN_ERROR``) is logged,
     so its waiting client hears why."""
     run.status, run.finished_at, run.queued_input = RunStatus.FAILED, timezone.now(), None

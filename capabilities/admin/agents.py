@@ -79,7 +79,7 @@ class AgentAdmin(TenantScopedAdmin):
                 "Shared state, output and capabilities",
                 {"fields": ["state_schema", "predict_state", "output_schema", "declared_capabilities"]},
             ),
-            ("Run control", {"fields": ["on_disconnect", "webhook_url"]}),
+            ("Run control", {"fields": ["on_disconnect", "webhook_url", "approval_ttl_seconds"]}),
             ("Long-term memory", {"fields": ["memory"]}),
         ]
         if obj is not None:

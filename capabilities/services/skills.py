@@ -186,6 +186,8 @@ def apply_spec(skill: Skill, spec: SkillSpec, source: str) -> None:
     )
     stored = (*GATE_KEYS, "deferred_tools")
     skill.gates = {key: list(getattr(spec, key)) for key in stored if getattr(spec, key)}
+    if spec.approval_ttl_seconds is not None:  # kept beside the gates: no column of its own
+        skill.gates["approval_ttl_seconds"] = spec.approval_ttl_seconds
     skill.model_settings = dict(spec.model_settings)
     skill.predict_state = [dict(entry) for entry in spec.predict_state]
     skill.defer_loading = spec.defer_loading

@@ -36,6 +36,8 @@ def render_skill(spec: SkillSpec) -> str:
         data["defer_loading"] = False
     if spec.requires_approval:
         data["requires_approval"] = spec.requires_approval
+    if spec.approval_ttl_seconds is not None:
+        data["approval_ttl_seconds"] = spec.approval_ttl_seconds
     if spec.model_settings:
         data["model_settings"] = spec.model_settings
     if spec.predict_state:

@@ -35,10 +35,12 @@ FRONTMATTER_KEYS = (
     "tools",
     "defer_loading",
     "requires_approval",
+    "approval_ttl_seconds",
     "model_settings",
     "predict_state",
     *GATE_KEYS,
 )
+MAX_APPROVAL_TTL_SECONDS = 30 * 24 * 3600  # a month
 REQUIRED_KEYS = ("id", "description")
 MODEL_SETTINGS_KEYS = frozenset(ModelSettings.__annotations__)
 
@@ -218,6 +220,9 @@ class SkillSpec(BaseModel):
     tools: list[str] = Field(default_factory=list)
     defer_loading: bool = True
     requires_approval: list[str] | Literal["all"] = Field(default_factory=list)
+    approval_ttl_seconds: int | None = (
+        None  # how long this skill's approvals wait (its interrupts' expiresAt)
+    )
     model_settings: dict[str, Any] = Field(default_factory=dict)
     predict_state: list[dict[str, str]] = Field(default_factory=list)
     before_tools: list[str] = Field(default_factory=list)
@@ -314,6 +319,21 @@ class SkillSpec(BaseModel):
             if name == info.data.get("id") or name in value[:index]:
                 raise FieldError(f"{name!r} is this skill itself or listed twice", index)
         return list(value)
+
+    @field_validator("approval_ttl_seconds", mode="before")
+    @classmethod
+    def _check_approval_ttl(cls, value: Any) -> int | None:
+        if value is None:
+            return None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 1 <= value <= MAX_APPROVAL_TTL_SECONDS
+        ):
+            raise ValueError(
+                f"must be a number of seconds from 1 to {MAX_APPROVAL_TTL_SECONDS}, not {describe(value)}"
+            )
+        return value
 
     @field_validator("model_settings", mode="before")
     @classmethod

@@ -258,6 +258,32 @@ const scenarios = {
     };
   },
 
+  // an approval with an expiresAt (the agent's approval_ttl_seconds, set short by the test): the card
+  // counts down, then turns approving off; a denial still resumes the run
+  async approvalCountdown(page) {
+    await signIn(page, hub);
+    await send(page, script(
+      { call: "load_capability", args: { id: "refunds" } },
+      { call: "issue_refund", args: { order_id: "A-7", amount: 5 } },
+      { say: "Handled." },
+    ));
+    await runEnds(page, "awaiting approval");
+    const countdown = () => page.textContent("#approvals .countdown");
+    const before = await countdown();
+    const approveEnabledBefore = await page.isEnabled('#approvals button:text-is("Approve")');
+    await page.waitForFunction(() => document.querySelector("#approvals .countdown")?.textContent.startsWith("expired"), null, { timeout: 15000 });
+    const after = await countdown();
+    const approveEnabledAfter = await page.isEnabled('#approvals button:text-is("Approve")');
+    await page.fill('#approvals input[aria-label="reason"]', "Too late.");
+    await page.click('#approvals button:text-is("Deny")');
+    await runEnds(page);
+    return {
+      before, after, approveEnabledBefore, approveEnabledAfter,
+      tone: await page.$$eval("#approvals .countdown", (c) => c.map((x) => x.dataset.tone)),
+      results: await page.$$eval('.tool[data-tool="issue_refund"] .result', (r) => r.map((x) => x.textContent)),
+    };
+  },
+
   // long arguments: the editable box stays inside its card, on a desktop and on a phone
   async approvalLayout(page) {
     await signIn(page, hub);

@@ -1,6 +1,7 @@
 // The playground's modules that need no browser, in Node: how the stream (transport.js) treats an
 // event with no seq, and how a tool call's outcome is read from what the stream carries
 // (conversation.js). Prints ONE JSON document of what they did.
+import { countdown } from "../../agui_app/static/playground/approvals.js";
 import { auditStatus, resultStatus } from "../../agui_app/static/playground/conversation.js";
 import { ThreadStream } from "../../agui_app/static/playground/transport.js";
 
@@ -38,6 +39,13 @@ process.stdout.write(`${JSON.stringify({
     storedError: resultStatus("There is no todo #7.", "There is no todo #7."),
     ran: resultStatus("Forecast for Paris: sunny, 21°C."),
     ranReturningAList: resultStatus('[{"text":"buy milk","done":false}]'),
+  },
+  countdowns: {
+    none: countdown(undefined, 0),
+    minutes: countdown("2026-01-01T00:04:05Z", Date.parse("2026-01-01T00:00:00Z")),
+    hours: countdown("2026-01-01T02:00:09.500Z", Date.parse("2026-01-01T00:00:00Z")),
+    expired: countdown("2026-01-01T00:00:00Z", Date.parse("2026-01-01T00:00:01Z")),
+    garbage: countdown("not a date", 0),
   },
   audits: {
     denied: auditStatus(custom("agui.tool_call_decision", { toolCallId: "c", decision: "denied" })),

@@ -25,7 +25,9 @@ class AsgiResponse:
         self.status_code = status
         self.headers = {k.decode("latin1").lower(): v.decode("latin1") for k, v in headers}
         self.content = b""
-        self.streaming = self.headers.get("content-type", "").startswith("text/event-stream")
+        self.streaming = self.headers.get("content-type", "").startswith(
+            ("text/event-stream", "application/vnd.ag-ui.event+proto")
+        )
         self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._disconnect = disconnect
 

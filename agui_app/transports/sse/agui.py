@@ -7,7 +7,7 @@ Errors before the stream opens are JSON with an HTTP status; after it opens they
 
 from __future__ import annotations
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import Interrupt, RunAgentInput
 
 from agui_app.access import Principal, Scope
 from agui_app.concurrency.db_threads import in_db_thread
@@ -20,8 +20,8 @@ from agui_app.selectors.connect import ConnectSnapshot, connect_snapshot
 from agui_app.selectors.threads import thread_for, thread_id_taken
 from agui_app.transports.inputs import run_input_from_request
 from agui_app.transports.sse.consumer import SseConsumer, Stream
-from agui_app.transports.sse.framing import frame_at
 from agui_app.transports.sse.streams import own_run_stream, run_stream
+from agui_app.transports.sse.wire import AtCursor
 
 aagent_or_404 = in_db_thread(agent_or_404)
 athread_for = in_db_thread(thread_for)
@@ -85,12 +85,23 @@ async def connect_stream(run_input: RunAgentInput, snapshot: ConnectSnapshot | N
         state=snapshot.state if snapshot is not None else {},
         version=snapshot.state_version if snapshot is not None else 0,
         messages=snapshot.messages if snapshot is not None else [],
-        interrupts=[approval_interrupt(call) for call in snapshot.approvals] if snapshot is not None else [],
+        interrupts=open_interrupts(snapshot) if snapshot is not None else [],
         protocol_1_0=protocol_1_0,
     )
-    yield frame_at(synthetic, snapshot.cursor if snapshot is not None else 0)
+    yield AtCursor(events=list(synthetic), cursor=snapshot.cursor if snapshot is not None else 0)
     if snapshot is not None and snapshot.active_run_first_seq is not None:
         assert snapshot.active_run_id is not None
         # The run ends with the messages its own client ends with (``runtime.run_messages``).
         async for batch in run_stream(snapshot.thread_pk, snapshot.active_run_id, snapshot.cursor):
             yield batch
+
+
+def open_interrupts(snapshot: ConnectSnapshot) -> list[Interrupt]:
+    """The approvals the thread waits on, as the run that paused on them stated them (with their
+    ``expiresAt`` and ``metadata``), else as pydantic-ai's adapter states them."""
+    interrupts = []
+    for call in snapshot.approvals:
+        interrupt = approval_interrupt(call)
+        stored = snapshot.interrupts.get(interrupt.id)
+        interrupts.append(Interrupt.model_validate(stored) if stored is not None else interrupt)
+    return interrupts

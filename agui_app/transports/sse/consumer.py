@@ -1,5 +1,6 @@
 """The base of the SSE endpoints: a Channels ``AsyncHttpConsumer`` that answers JSON errors before
-its stream opens and Server-Sent Events after, and stops streaming the moment its client goes away.
+its stream opens and the event stream after (Server-Sent Events, or AG-UI's protobuf encoding when
+``Accept`` asks for it: ``sse.wire``), and stops streaming the moment its client goes away.
 
 Channels' ``AsyncHttpConsumer`` hands the body to ``handle`` and only reads the connection again
 once ``handle`` returns, so a client that disconnects mid-stream would go unnoticed until the
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -32,7 +32,6 @@ from django.http.request import split_domain_port, validate_host
 
 from agui_app.access import Principal, Scope
 from agui_app.errors import ApiError, MethodNotAllowed
-from agui_app.events.shape import LoggedEvent
 from agui_app.lifecycle import followers_closing
 from agui_app.runtime.presence import StreamTicket
 from agui_app.transports.edge.answers import internal_error, send_error
@@ -40,11 +39,11 @@ from agui_app.transports.edge.auth import admit_request, authenticate, insuffici
 from agui_app.transports.edge.browsers import scope_site_origin
 from agui_app.transports.inputs import PayloadTooLarge, check_body_size
 from agui_app.transports.sse.framing import stream_headers, with_keepalives
+from agui_app.transports.sse.wire import SSE, Stream, Wire, negotiate
 
 logger = logging.getLogger(__name__)
 
-Stream = AsyncIterator[list[LoggedEvent] | bytes]
-RECONNECT_HINT = b"retry: 1000\n\n"  # the process shuts down: reconnect (with Last-Event-ID) in 1 s
+__all__ = ["SseConsumer", "Stream"]
 
 
 class SseConsumer(AsyncHttpConsumer):
@@ -60,6 +59,7 @@ class SseConsumer(AsyncHttpConsumer):
         self.body_ready: asyncio.Future[bytes] | None = None
         self.responder: asyncio.Task[None] | None = None
         self.ticket: StreamTicket | None = None  # a run's own stream's, until the stream takes it
+        self.wire: Wire = SSE  # the encoding ``Accept`` asked for (``sse.wire.negotiate``)
 
     # --- what subclasses provide ----------------------------------------------------------
 
@@ -159,13 +159,14 @@ class SseConsumer(AsyncHttpConsumer):
         opened = False
         try:
             self.check_request()
+            self.wire = negotiate(self.header("accept"))
             stream = await self.open_stream()
-            await self.send_headers(status=200, headers=stream_headers())
+            await self.send_headers(status=200, headers=stream_headers(self.wire))
             opened = True
-            async for chunk in with_keepalives(stream):
+            async for chunk in with_keepalives(stream, self.wire):
                 await self.send_body(chunk, more_body=True)
-            if followers_closing():
-                await self.send_body(RECONNECT_HINT, more_body=True)
+            if followers_closing() and self.wire.reconnect_hint is not None:
+                await self.send_body(self.wire.reconnect_hint, more_body=True)
             await self.send_body(b"")
         except ApiError as exc:
             if not opened:

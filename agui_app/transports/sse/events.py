@@ -12,14 +12,19 @@ from agui_app.runtime.presence import follow_attached
 from agui_app.selectors.threads import thread_or_404
 from agui_app.transports.inputs import non_negative_int
 from agui_app.transports.sse.consumer import SseConsumer, Stream
+from agui_app.transports.sse.wire import wants_binary
 
 athread_or_404 = in_db_thread(thread_or_404)
 
 
 def wants_event_stream(scope: dict[str, Any]) -> bool:
-    """SSE when the client asks for it (``Accept: text/event-stream``) or resumes (``Last-Event-ID``)."""
+    """A stream when the client asks for one (``Accept: text/event-stream`` or the binary encoding,
+    ``application/vnd.ag-ui.event+proto``) or resumes (``Last-Event-ID``); else the JSON pages."""
     headers = dict(scope.get("headers", []))
-    return b"last-event-id" in headers or b"text/event-stream" in headers.get(b"accept", b"")
+    accept = headers.get(b"accept", b"")
+    return (
+        b"last-event-id" in headers or b"text/event-stream" in accept or wants_binary(accept.decode("latin1"))
+    )
 
 
 class EventsConsumer(SseConsumer):

@@ -12,9 +12,10 @@ from agui_app.events.shape import LoggedEvent
 from agui_app.runtime.admission import Started
 from agui_app.runtime.presence import StreamTicket, follow_attached
 from agui_app.transports.sse.framing import with_closing_snapshot
+from agui_app.transports.sse.wire import StreamItem
 
 
-def own_run_stream(started: Started) -> AsyncIterator[list[LoggedEvent] | bytes]:
+def own_run_stream(started: Started) -> AsyncIterator[StreamItem]:
     """The stream of a run the request itself started: from the events its admission logged (no
     read of the log), on the subscription and attachment its ticket holds."""
     admission = started.admission
@@ -36,7 +37,7 @@ async def run_stream(
     skip_to_start: bool = False,
     ticket: StreamTicket | None = None,
     initial: list[LoggedEvent] | None = None,
-) -> AsyncIterator[list[LoggedEvent] | bytes]:
+) -> AsyncIterator[StreamItem]:
     """Run ``run_id``'s slice of the log after ``after``, ending with its terminal event.
     ``skip_to_start``: leave out what was logged before its ``RUN_STARTED`` (another writer's
     events between the cursor and the run's start are no part of the run's stream). ``ticket``: the

@@ -155,12 +155,15 @@ async def test_a_resume_for_an_unknown_interrupt_is_409_without_running_the_tool
 
 
 async def test_a_payload_breaking_the_response_schema_fails_without_running_the_tool(aclient, agent) -> None:
+    """DESIGN §22: refused before the run starts (422 ``invalid_resume``), not in the stream."""
     _, interrupt = await pause(aclient, "t-schema")
-    frames = await resume(
-        aclient, "t-schema", {"interruptId": interrupt["id"], "status": "resolved", "payload": {}}
+    body = run_input(
+        "t-schema", [], resume=[{"interruptId": interrupt["id"], "status": "resolved", "payload": {}}]
     )
-    assert frames[-1].type == "RUN_ERROR"
-    assert results_for(frames, interrupt["toolCallId"]) == []
+    status, frames, raw = await stream(aclient, "/api/v1/agents/assistant", body)
+    assert status == 422 and frames == []
+    assert json.loads(raw)["error"]["code"] == "invalid_resume"
+    assert not await Run.objects.filter(thread__thread_id="t-schema").exclude(run_id="run-1").aexists()
 
 
 async def test_a_new_turn_that_ignores_an_open_interrupt_is_not_finished_as_success(aclient, agent) -> None:

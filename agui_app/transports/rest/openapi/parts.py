@@ -13,11 +13,22 @@ SSE_DESCRIPTION = (
     "Server-Sent Events: each frame is `id: <seq>` and `data: <one AG-UI event as JSON>` "
     "(the `AguiEvent` schema, also named by `x-sse-data`); `: keepalive` comments between."
 )
+BINARY_DESCRIPTION = (
+    "AG-UI 1.0's binary encoding (`@ag-ui/proto`), with `Accept: application/vnd.ag-ui.event+proto`: "
+    "each frame is a 4-byte big-endian length then one protobuf `Event` message."
+)
 SSE = {
     "text/event-stream": {
         "schema": {"type": "string", "description": SSE_DESCRIPTION},
         "x-sse-data": {"$ref": REF.format(model="AguiEvent")},
-    }
+    },
+    "application/vnd.ag-ui.event+proto": {
+        "schema": {"type": "string", "format": "binary", "description": BINARY_DESCRIPTION},
+    },
+}
+NOT_ACCEPTABLE = {
+    "description": "Accept allows neither text/event-stream nor application/vnd.ag-ui.event+proto",
+    "content": {"application/json": {"schema": {"$ref": REF.format(model="ErrorBody")}}},
 }
 ERROR_WHY = {
     "400": "malformed JSON or a bad header",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agui_app.transports.rest.openapi.parts import CREDENTIALS, SSE, THREAD, error_response
+from agui_app.transports.rest.openapi.parts import CREDENTIALS, NOT_ACCEPTABLE, SSE, THREAD, error_response
 
 RUN = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
 RUN_SUMMARY: dict[str, Any] = {
@@ -75,6 +75,7 @@ def add_background_run_endpoints(paths: dict[str, Any]) -> None:
             ],
             "responses": {
                 "200": {"description": "The run's events", "content": SSE},
+                "406": NOT_ACCEPTABLE,
                 **{code: error_response(code) for code in ("400", "401", "403", "404", "410", "429")},
             },
         }

@@ -20,6 +20,7 @@ from agui_app.transports.rest.openapi.parts import (
     AGENT,
     ALWAYS,
     CREDENTIALS,
+    NOT_ACCEPTABLE,
     REF,
     SSE,
     THREAD,
@@ -62,11 +63,12 @@ def stream_operation(operation_id: str, summary: str, description: str) -> dict[
             "content": {"application/json": {"schema": component_ref("RunAgentInput")}},
         },
         "responses": {
-            "200": {"description": "The run, as Server-Sent Events.", "content": SSE},
+            "200": {"description": "The run, as Server-Sent Events (or binary: `Accept`).", "content": SSE},
             **{
                 code: error_response(code)
                 for code in ("400", "401", "403", "404", "409", "413", "415", "422", "429")
             },
+            "406": NOT_ACCEPTABLE,
         },
     }
 
@@ -76,7 +78,8 @@ def events_operation() -> dict[str, Any]:
         "operationId": "thread_events",
         "summary": "The thread's event log",
         "description": "JSON pages after `after` (with a `next` cursor), or — with `Accept: text/event-stream` "
-        "or `Last-Event-ID` — the log after the cursor as Server-Sent Events, followed live.",
+        "or `Last-Event-ID` — the log after the cursor as Server-Sent Events, followed live (with "
+        "`Accept: application/vnd.ag-ui.event+proto`: the same stream in AG-UI's binary encoding).",
         "tags": ["threads"],
         "security": CREDENTIALS,
         "parameters": [

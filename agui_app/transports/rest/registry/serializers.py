@@ -22,6 +22,7 @@ from capabilities.services.agents import MAX_EXECUTION_SECONDS, MAX_ITERATIONS
 from capabilities.skills import SKILL_ID_PATTERN
 
 MAX_SKILLS_PER_AGENT = 500
+MAX_APPROVAL_TTL_SECONDS = 30 * 24 * 3600  # a month
 
 
 def skill_id_list(source: str, help_text: str) -> serializers.ListField:
@@ -109,6 +110,15 @@ class AgentSerializer(serializers.Serializer):
     )
     onDisconnect = serializers.ChoiceField(
         source="on_disconnect", choices=OnDisconnect.choices, required=False
+    )
+    approvalTtlSeconds = serializers.IntegerField(
+        source="approval_ttl_seconds",
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_APPROVAL_TTL_SECONDS,
+        help_text="How long an approval interrupt waits (its expiresAt); past it the call counts as "
+        "denied. null: the server's AGUI_APPROVAL_TTL_SECONDS.",
     )
     memory = serializers.JSONField(
         required=False,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,19 @@ def test_approvals_resume_the_run_approved_edited_or_denied_and_its_closing_snap
     ]
     last_seq = Thread.objects.get(thread_id=seen["threadId"]).last_seq
     assert shown["seqs"] == list(range(1, last_seq + 1)) and shown["lastSeq"] == last_seq
+
+
+def test_an_approval_card_counts_down_to_its_expiry_then_only_a_denial_is_offered(
+    ready: tuple[ServerProcess, Any, str], agent: Any
+) -> None:
+    type(agent).objects.filter(pk=agent.pk).update(approval_ttl_seconds=4)
+    seen = drive("approvalCountdown", *ready)
+
+    assert re.fullmatch(r"expires in 0:0[1-4]", seen["before"]), seen
+    assert seen["approveEnabledBefore"] is True
+    assert seen["after"] == "expired: counts as denied"
+    assert seen["approveEnabledAfter"] is False
+    assert any("Too late." in result for result in seen["results"]), seen["results"]
 
 
 def test_an_approval_cards_arguments_stay_inside_the_card_at_1280_and_390_px(

@@ -71,3 +71,13 @@ def test_an_unknown_tool_a_denial_and_a_tool_that_raised_are_told_by_the_audit_e
         "succeeded": None,  # the result already said done
         "callPhase": None,
     }
+
+
+def test_an_approval_card_counts_down_to_its_interrupts_expiry(seen: dict[str, Any]) -> None:
+    assert seen["countdowns"] == {
+        "none": None,
+        "minutes": {"text": "expires in 4:05", "expired": False},
+        "hours": {"text": "expires in 2:00:10", "expired": False},
+        "expired": {"text": "expired: counts as denied", "expired": True},
+        "garbage": None,
+    }
