@@ -472,3 +472,9 @@ elif AGUI_TASKS_STORAGE == "memory":
     HUEY |= {"huey_class": "huey.MemoryHuey"}
 else:
     HUEY |= {"huey_class": "huey.SqliteHuey", "filename": AGUI_TASKS_SQLITE_FILE}
+
+# Feedback (services.feedback) and interventions (services.interventions): the limits on what a rater
+# or a human steering a run may send.
+AGUI_FEEDBACK_COMMENT_MAX_CHARS = env_int("AGUI_FEEDBACK_COMMENT_MAX_CHARS", 2000)
+AGUI_FEEDBACK_MAX_TAGS = env_int("AGUI_FEEDBACK_MAX_TAGS", 10)
+AGUI_INTERVENTION_MAX_CHARS = env_int("AGUI_INTERVENTION_MAX_CHARS", 4000)

@@ -45,6 +45,8 @@ TOOL_CALL_DECISION = "agui.tool_call_decision"
 TOOL_CALL_AUDIT = "agui.tool_call_audit"  # agui_app.runtime.audit
 CAPABILITY_SKIPPED = "agui.capability_skipped"
 RUN_ROLLED_BACK = "agui.run_rolled_back"
+FEEDBACK = "agui.feedback"  # services.feedback
+INTERVENTION = "agui.intervention"  # services.interventions, runtime.interventions
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """How agents talk: tenants and keys, threads, runs, the event log, shared state, conversations."""
 
 from agui_app.models.conversations import ConversationEntry, ConversationRecord
+from agui_app.models.feedback import Feedback
 from agui_app.models.memory import MemoryItem, MemoryNamespace
 from agui_app.models.runs import Event, OnDisconnect, Run, RunStatus
 from agui_app.models.schedules import FiringOutcome, Schedule, ScheduleFiring
@@ -14,6 +15,7 @@ __all__ = [
     "ConversationRecord",
     "DeliveryStatus",
     "Event",
+    "Feedback",
     "FiringOutcome",
     "KeyScope",
     "LoadedCapability",

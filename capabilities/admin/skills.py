@@ -14,7 +14,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
@@ -263,8 +263,14 @@ class SkillAdmin(TenantScopedAdmin):
             SkillVersion.objects.filter(skill=skill, number__lt=versions[-1].number) if versions else None
         )
         previous = [*versions[1:], before.order_by("-number").first() if before is not None else None]
+        rated = version_feedback(skill)
         rows = [
-            {"version": v, "diff": version_diff(prev, v), "current": v.pk == skill.current_version_id}
+            {
+                "version": v,
+                "diff": version_diff(prev, v),
+                "current": v.pk == skill.current_version_id,
+                "feedback": rated.get(v.pk),
+            }
             for v, prev in zip(versions, previous, strict=True)
         ]
         context = {
@@ -273,6 +279,11 @@ class SkillAdmin(TenantScopedAdmin):
             "opts": self.opts,
             "original": skill,
             "rows": rows,
+            # Rated versions side by side, newest first, next to their restore buttons.
+            "comparison": [
+                {**counts, "current": pk == skill.current_version_id}
+                for pk, counts in sorted(rated.items(), key=lambda item: -item[1]["number"])
+            ],
             "page": page,
             "can_restore": self.has_change_permission(request, skill),
         }
@@ -335,6 +346,41 @@ class SkillAdmin(TenantScopedAdmin):
             "skipped": form.skipped if form.is_bound else [],
         }
         return TemplateResponse(request, "admin/capabilities/skill/import.html", context)
+
+
+def version_feedback(skill: Skill) -> dict[int, dict[str, Any]]:
+    """Per version of ``skill`` that was rated: ``{pk: {number, up, down, comments, upShare, recent}}``
+    — the ratings of answers written while that version was active (``agui_app``'s ``Feedback``,
+    reached through its ``skill_versions`` relation, so this app imports nothing of ``agui_app``)."""
+    counts = (
+        SkillVersion.objects.filter(skill=skill, feedback__isnull=False)
+        .values("pk", "number")
+        .annotate(
+            up=Count("feedback", filter=Q(feedback__rating=1)),
+            down=Count("feedback", filter=Q(feedback__rating=-1)),
+            comments=Count("feedback", filter=~Q(feedback__comment="")),
+        )
+    )
+    rated: dict[int, dict[str, Any]] = {}
+    for row in counts:
+        total = row["up"] + row["down"]
+        rated[row["pk"]] = {
+            **row,
+            "total": total,
+            "up_share": round(100 * row["up"] / total) if total else None,
+            "recent": [],
+        }
+    if rated:
+        comments = (
+            SkillVersion.feedback.through.objects.filter(skillversion_id__in=list(rated))
+            .exclude(feedback__comment="")
+            .order_by("-feedback__updated_at")
+            .values_list("skillversion_id", "feedback__rating", "feedback__comment")
+        )
+        for pk, rating, comment in comments[:200]:
+            if len(rated[pk]["recent"]) < 3:
+                rated[pk]["recent"].append({"rating": rating, "comment": comment[:300]})
+    return rated
 
 
 def version_diff(previous: SkillVersion | None, version: SkillVersion) -> list[tuple[str, str]]:

@@ -5,7 +5,7 @@ beside it in ``project.urls``. The streaming endpoints (``POST agents/{agent}``,
 
 from django.urls import path
 
-from agui_app.transports.rest import capabilities, events, runs, state, threads, tool_calls
+from agui_app.transports.rest import capabilities, events, feedback, runs, state, threads, tool_calls
 
 urlpatterns = [
     path(
@@ -13,6 +13,7 @@ urlpatterns = [
         capabilities.AgentCapabilitiesView.as_view(),
         name="agent-capabilities",
     ),
+    path("feedback", feedback.FeedbackReportView.as_view(), name="feedback-report"),
     path("threads", threads.ThreadListView.as_view(), name="thread-list"),
     path("threads/<str:thread_id>", threads.ThreadDetailView.as_view(), name="thread-detail"),
     path("threads/<str:thread_id>/messages", threads.ThreadMessagesView.as_view(), name="thread-messages"),
@@ -28,6 +29,7 @@ urlpatterns = [
         capabilities.ThreadCapabilitiesView.as_view(),
         name="thread-capabilities",
     ),
+    path("threads/<str:thread_id>/feedback", feedback.ThreadFeedbackView.as_view(), name="thread-feedback"),
     path("threads/<str:thread_id>/runs", runs.ThreadRunsView.as_view(), name="thread-runs"),
     path(
         "threads/<str:thread_id>/tool-calls",
