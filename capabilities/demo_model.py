@@ -4,8 +4,10 @@
 *i* of the turn answers step *i*: ``{"call": tool, "args": {...}}``, ``{"calls": [...]}``
 (parallel) or ``{"say": text}`` (one delta per word; ends the run). A step may carry
 ``"delay_ms"`` (≤ 30000) to wait before answering, a ``say`` ``"pace_ms"`` between its words, and a
-``call`` ``"chunk_delay_ms"`` between the ~20-character pieces its arguments stream in. Past the
-last step it says "Script complete."
+``call`` ``"chunk_delay_ms"`` between the ~20-character pieces its arguments stream in. An argument
+written ``{"$state": "/json/pointer"}`` is read, like a model would, from the "Current shared state"
+block of the request's instructions (so a script shows what the model was told at that step, e.g. a
+human's mid-run correction). Past the last step it says "Script complete."
 
 *Router* otherwise: it loads the deferred capability that best matches the user's words, calls
 that capability's tools whose arguments it can fill from the text, then answers in words — or, for
@@ -155,7 +157,7 @@ async def demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIte
             yield chunk
         return
     if script is not None:
-        async for chunk in play_step(script, len(turn.responses), messages):
+        async for chunk in play_step(script, len(turn.responses), messages, info.instructions or ""):
             yield chunk
         return
     async for chunk in route(turn, messages, info):
@@ -173,7 +175,7 @@ async def say(text: str, pace_ms: int = 0) -> AsyncIterator[str]:
 
 
 async def play_step(
-    script: Script, index: int, messages: Sequence[ModelMessage]
+    script: Script, index: int, messages: Sequence[ModelMessage], instructions: str = ""
 ) -> AsyncIterator[str | DeltaToolCalls]:
     if index >= len(script.agui_script):
         async for chunk in say("Script complete."):
@@ -188,10 +190,44 @@ async def play_step(
     elif step.recall:
         yield "\n".join(json.dumps(prompt) for prompt in user_prompts(messages))
     elif step.call is not None:
-        async for delta in streamed_call(step.call, step.args, chunk_delay_ms=step.chunk_delay_ms):
+        args = from_state(step.args, instructions)
+        async for delta in streamed_call(step.call, args, chunk_delay_ms=step.chunk_delay_ms):
             yield delta
     else:
-        yield {i: tool_call(call.call, call.args) for i, call in enumerate(step.calls or [])}
+        calls = step.calls or []
+        yield {i: tool_call(call.call, from_state(call.args, instructions)) for i, call in enumerate(calls)}
+
+
+STATE_BLOCK = re.compile(r"Current shared state[^\n]*\n```json\n(.*?)\n```", re.S)
+
+
+def from_state(args: dict[str, Any], instructions: str) -> dict[str, Any]:
+    """``args`` with each ``{"$state": pointer}`` value replaced by the value at that JSON pointer in
+    the shared state the instructions show (``None`` when absent)."""
+    if not any(isinstance(v, dict) and "$state" in v for v in args.values()):
+        return args
+    match = STATE_BLOCK.search(instructions)
+    try:
+        state = json.loads(match.group(1)) if match else {}
+    except json.JSONDecodeError:  # cut (a large state): nothing can be read from it
+        state = {}
+    return {
+        key: pointed(state, value["$state"]) if isinstance(value, dict) and "$state" in value else value
+        for key, value in args.items()
+    }
+
+
+def pointed(document: Any, pointer: Any) -> Any:
+    if not isinstance(pointer, str):
+        return None
+    for token in [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]:
+        if isinstance(document, dict):
+            document = document.get(token)
+        elif isinstance(document, list) and token.isdigit() and int(token) < len(document):
+            document = document[int(token)]
+        else:
+            return None
+    return document
 
 
 # --- router --------------------------------------------------------------------------------

@@ -160,6 +160,11 @@ def capability_skipped(*, capability_id: str, reason: str) -> PendingEvent:
     return encode(CustomEvent(name=CAPABILITY_SKIPPED, value={"id": capability_id, "reason": reason}))
 
 
+def intervention(value: dict[str, Any]) -> PendingEvent:
+    """``CUSTOM agui.intervention``: a person's message sent to a run, or a change delivered to it."""
+    return encode(CustomEvent(name=INTERVENTION, value=value))
+
+
 def tool_call_decision(
     *, tool_call_id: str, decision: str, decided_by: str, reason: str | None
 ) -> PendingEvent:

@@ -48,7 +48,12 @@ from agui_app.run_conversation import RunConversation
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
 from agui_app.runtime.memory import run_memory  # memory (§20)
-from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
+from agui_app.runtime.state_sync import (
+    RunStateGateway,
+    StateSync,
+    intervention_instructions,
+    state_instructions,
+)
 from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
@@ -202,7 +207,7 @@ class RunExecution:
             usage_limits=UsageLimits(request_limit=earlier_requests + plan.max_iterations),
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
-            instructions=state_instructions,
+            instructions=[state_instructions, intervention_instructions],
             capabilities=[StateSync(self.gateway), self.meter, self.audit],
             on_cancel=self.on_cancelled,
         )

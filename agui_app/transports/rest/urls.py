@@ -5,7 +5,16 @@ beside it in ``project.urls``. The streaming endpoints (``POST agents/{agent}``,
 
 from django.urls import path
 
-from agui_app.transports.rest import capabilities, events, feedback, runs, state, threads, tool_calls
+from agui_app.transports.rest import (
+    capabilities,
+    events,
+    feedback,
+    interventions,
+    runs,
+    state,
+    threads,
+    tool_calls,
+)
 
 urlpatterns = [
     path(
@@ -30,6 +39,11 @@ urlpatterns = [
         name="thread-capabilities",
     ),
     path("threads/<str:thread_id>/feedback", feedback.ThreadFeedbackView.as_view(), name="thread-feedback"),
+    path(
+        "threads/<str:thread_id>/interventions",
+        interventions.ThreadInterventionsView.as_view(),
+        name="thread-interventions",
+    ),
     path("threads/<str:thread_id>/runs", runs.ThreadRunsView.as_view(), name="thread-runs"),
     path(
         "threads/<str:thread_id>/tool-calls",

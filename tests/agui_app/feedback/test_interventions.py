@@ -1,0 +1,178 @@
+"""Interventions: a person's state write or message while a run is active reaches the agent at its
+next model request — an instruction part naming what changed —, logged as ``CUSTOM agui.intervention``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from agui_app.models import ConversationEntry, Thread
+from tests.support.inputs import run_input, script, user
+from tests.support.runs import run, wait_until_running
+from tests.support.sse import Frame
+from tests.support.waiting import eventually
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LOAD_WEATHER = {"call": "load_capability", "args": {"id": "weather"}}
+FORECAST_FROM_STATE = {"call": "get_forecast", "args": {"city": {"$state": "/city"}}}
+
+
+def interventions(frames: list[Frame]) -> list[dict[str, Any]]:
+    return [f.data["value"] for f in frames if f.type == "CUSTOM" and f.data["name"] == "agui.intervention"]
+
+
+def forecasts(frames: list[Frame]) -> list[str]:
+    return [
+        f.data["content"]
+        for f in frames
+        if f.type == "TOOL_CALL_RESULT" and "forecast" in f.data["content"].lower()
+    ]
+
+
+async def test_a_state_correction_mid_run_is_what_the_agents_next_tool_call_uses(aclient, agent) -> None:
+    steps = [LOAD_WEATHER, {**FORECAST_FROM_STATE, "delay_ms": 1500}, FORECAST_FROM_STATE, {"say": "Done."}]
+    body = run_input("t-int-state", [user(script(*steps))], run_id="r-state", state={"city": "Oslo"})
+    running = asyncio.ensure_future(run(aclient, "assistant", body))
+    await wait_until_running("t-int-state", "r-state")
+    await eventually(Thread.objects.filter(thread_id="t-int-state", state_version=1).aexists)
+    await asyncio.sleep(0.7)  # the model is inside its slow step, told the city is Oslo
+    response = await aclient.patch(
+        "/api/v1/threads/t-int-state/state",
+        json.dumps([{"op": "replace", "path": "/city", "value": "Paris"}]),
+        content_type="application/json-patch+json",
+    )
+    assert response.status_code == 200
+    frames = await running
+
+    first, second = forecasts(frames)
+    assert "Oslo" in first and "Paris" in second
+    [delivered] = interventions(frames)
+    assert (
+        delivered["kind"] == "state" and delivered["phase"] == "delivered" and delivered["runId"] == "r-state"
+    )
+    assert delivered["patch"] == [{"op": "replace", "path": "/city", "value": "Paris"}]
+    types = [(f.type, f.data.get("name")) for f in frames]
+    starts = [i for i, (t, _) in enumerate(types) if t == "TOOL_CALL_START"]
+    # Told before the model's next step: after the slow call, before the corrected one.
+    assert starts[1] < types.index(("CUSTOM", "agui.intervention")) < starts[2]
+
+
+async def test_a_message_mid_run_reaches_the_agents_next_request(aclient, agent) -> None:
+    steps = [{"delay_ms": 1500, "call": "get_forecast", "args": {"city": "Oslo"}}, {"say": "Done."}]
+    body = run_input("t-int-msg", [user(script(*steps))], run_id="r-msg")
+    running = asyncio.ensure_future(run(aclient, "assistant", body))
+    await wait_until_running("t-int-msg", "r-msg")
+    await asyncio.sleep(0.5)
+    response = await aclient.post(
+        "/api/v1/threads/t-int-msg/interventions",
+        {"message": "Use Celsius, not Fahrenheit."},
+        content_type="application/json",
+    )
+    assert response.status_code == 202, response.content
+    sent_seq = json.loads(response.content)["seq"]
+    frames = await running
+
+    sent, delivered = interventions(frames)
+    assert (
+        sent["phase"] == "sent"
+        and sent["message"] == "Use Celsius, not Fahrenheit."
+        and sent["runId"] == "r-msg"
+    )
+    assert delivered == {"kind": "message", "phase": "delivered", "runId": "r-msg", "seq": sent_seq}
+    # The model's second request carried it as an instruction part (pydantic-ai stores them).
+    requests = [
+        e.message async for e in ConversationEntry.objects.all() if e.message.get("kind") == "request"
+    ]
+    told = [r for r in requests if "Use Celsius" in json.dumps(r.get("instructions"))]
+    assert len(told) == 1 and "A person sent you this message" in json.dumps(told[0]["instructions"])
+
+
+async def test_a_run_nobody_intervenes_in_logs_no_intervention_and_gets_no_extra_instructions(
+    aclient, agent
+) -> None:
+    frames = await run(aclient, "assistant", run_input("t-int-none", [user(script({"say": "Hi."}))]))
+    assert interventions(frames) == []
+    requests = [
+        e.message async for e in ConversationEntry.objects.all() if e.message.get("kind") == "request"
+    ]
+    assert "intervened" not in json.dumps(requests)
+
+
+async def test_a_message_without_an_active_run_is_a_409(aclient, agent) -> None:
+    await run(aclient, "assistant", run_input("t-int-idle", [user(script({"say": "Hi."}))]))
+    response = await aclient.post(
+        "/api/v1/threads/t-int-idle/interventions", {"message": "late"}, content_type="application/json"
+    )
+    assert response.status_code == 409
+    assert json.loads(response.content)["error"]["code"] == "no_active_run"
+
+
+async def test_an_end_user_intervenes_only_in_their_own_threads(alice, bob, agent) -> None:
+    steps = [{"delay_ms": 1000, "say": "Slow."}]
+    running = asyncio.ensure_future(
+        run(alice, "assistant", run_input("t-int-alice", [user(script(*steps))], run_id="r-a"))
+    )
+    await wait_until_running("t-int-alice", "r-a")
+    post = {"content_type": "application/json"}
+    assert (
+        await bob.post("/api/v1/threads/t-int-alice/interventions", {"message": "hi"}, **post)
+    ).status_code == 404
+    too_long = await alice.post("/api/v1/threads/t-int-alice/interventions", {"message": "x" * 4001}, **post)
+    assert too_long.status_code == 422
+    assert json.loads(too_long.content)["error"]["code"] == "invalid_intervention"
+    wrong_run = await alice.post(
+        "/api/v1/threads/t-int-alice/interventions", {"message": "hi", "runId": "r-other"}, **post
+    )
+    assert wrong_run.status_code == 409
+    ok = await alice.post(
+        "/api/v1/threads/t-int-alice/interventions", {"message": "hi", "runId": "r-a"}, **post
+    )
+    assert ok.status_code == 202
+    await running
+
+
+async def test_a_message_sent_right_after_admission_before_the_run_listens_still_reaches_it(
+    aclient, agent, monkeypatch
+) -> None:
+    """The window between the run's admission and its watch's subscription: a message logged then is
+    published to nobody. The run notices the gap in the seqs once its own events come, and reads the
+    log once."""
+    from agui_app.access import Principal
+    from agui_app.concurrency.db_threads import in_db_thread
+    from agui_app.events.hub import get_hub
+    from agui_app.runtime import starting
+    from agui_app.runtime.state_sync import StateWatch
+    from agui_app.services.interventions import intervention_send
+
+    class HubInTheWindow:
+        def __init__(self, hub: Any) -> None:
+            self.hub = hub
+
+        async def subscribe(self, key: str, kind: Any = None) -> Any:
+            if kind is StateWatch:
+                thread = await Thread.objects.select_related("tenant").aget(pk=key)
+                principal = Principal.for_key(thread.tenant, prefix="test", scope="admin", expires_at=None)
+                await in_db_thread(intervention_send)(
+                    principal=principal, thread=thread, message="Say it in French."
+                )
+            return await self.hub.subscribe(key, kind)
+
+    monkeypatch.setattr(starting, "get_hub", lambda: HubInTheWindow(get_hub()))
+    steps = [
+        LOAD_WEATHER,
+        # Streamed in pieces 40 ms apart: the run's events get logged (and seen) before its next step.
+        {"call": "get_forecast", "args": {"city": "Oslo, the capital of Norway"}, "chunk_delay_ms": 40},
+        {"say": "Done."},
+    ]
+    frames = await run(aclient, "assistant", run_input("t-int-window", [user(script(*steps))], run_id="r-w"))
+
+    sent, delivered = interventions(frames)
+    assert sent["phase"] == "sent" and delivered["phase"] == "delivered" and delivered["runId"] == "r-w"
+    requests = [
+        e.message async for e in ConversationEntry.objects.all() if e.message.get("kind") == "request"
+    ]
+    assert "Say it in French." in json.dumps(requests[-1].get("instructions"))
