@@ -36,7 +36,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls
 from pydantic_ai.tools import ToolDefinition
 
-from capabilities.demo_calls import streamed_call, tool_call
+from capabilities.demo_calls import from_state, streamed_call, tool_call
 
 MAX_DELAY_MS = 30_000
 LOAD_TOOL = "load_capability"
@@ -196,38 +196,6 @@ async def play_step(
     else:
         calls = step.calls or []
         yield {i: tool_call(call.call, from_state(call.args, instructions)) for i, call in enumerate(calls)}
-
-
-STATE_BLOCK = re.compile(r"Current shared state[^\n]*\n```json\n(.*?)\n```", re.S)
-
-
-def from_state(args: dict[str, Any], instructions: str) -> dict[str, Any]:
-    """``args`` with each ``{"$state": pointer}`` value replaced by the value at that JSON pointer in
-    the shared state the instructions show (``None`` when absent)."""
-    if not any(isinstance(v, dict) and "$state" in v for v in args.values()):
-        return args
-    match = STATE_BLOCK.search(instructions)
-    try:
-        state = json.loads(match.group(1)) if match else {}
-    except json.JSONDecodeError:  # cut (a large state): nothing can be read from it
-        state = {}
-    return {
-        key: pointed(state, value["$state"]) if isinstance(value, dict) and "$state" in value else value
-        for key, value in args.items()
-    }
-
-
-def pointed(document: Any, pointer: Any) -> Any:
-    if not isinstance(pointer, str):
-        return None
-    for token in [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]:
-        if isinstance(document, dict):
-            document = document.get(token)
-        elif isinstance(document, list) and token.isdigit() and int(token) < len(document):
-            document = document[int(token)]
-        else:
-            return None
-    return document
 
 
 # --- router --------------------------------------------------------------------------------
