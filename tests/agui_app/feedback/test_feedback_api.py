@@ -150,3 +150,9 @@ async def test_a_message_that_is_not_the_agents_answer_is_404(aclient, agent) ->
     assert json.loads(response.content)["error"]["code"] == "message_not_found"
     both = await rate(aclient, "t-fb-404", messageId="m", runId="r", rating=1)
     assert both.status_code == 422
+
+
+async def test_discovery_declares_feedback_and_interventions(aclient, agent) -> None:
+    document = json.loads((await aclient.get("/api/v1/agents/assistant/capabilities")).content)
+    assert document["humanInTheLoop"]["feedback"] is True
+    assert document["humanInTheLoop"]["interventions"] is True
