@@ -17,7 +17,7 @@ class Feedback(models.Model):
     tenant = models.ForeignKey("agui_app.Tenant", on_delete=models.CASCADE, related_name="+")
     thread = models.ForeignKey("agui_app.Thread", on_delete=models.CASCADE, related_name="feedback")
     agent = models.ForeignKey(
-        "capabilities.Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback"
+        "capabilities.Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     run = models.ForeignKey(
         "agui_app.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback"

@@ -71,5 +71,22 @@ def describe_state_change(version: int, ops: Sequence[dict[str, Any]]) -> str:
     return f"A person changed the shared state (now version {version}); the change, as JSON Patch: {text}"
 
 
+CORRECTION_CHARS = 500  # of each comment, as the model is told it
+
+
+def describe_corrections(corrections: Sequence[dict[str, Any]]) -> str:
+    """The instruction part of an agent with ``feedback.useInInstructions``: the thread's recent
+    ratings with comments, newest first."""
+    lines = []
+    for item in corrections:
+        verdict = "helpful" if item["rating"] > 0 else "NOT helpful"
+        tags = f" (tags: {', '.join(item['tags'])})" if item.get("tags") else ""
+        lines.append(f"- rated {verdict}{tags}: {orjson.dumps(item['comment'][:CORRECTION_CHARS]).decode()}")
+    return (
+        "People rated your earlier answers in this conversation and said (newest first); take their "
+        "corrections into account:\n" + "\n".join(lines)
+    )
+
+
 def describe_message(value: dict[str, Any]) -> str:
     return f"A person sent you this message: {orjson.dumps(value.get('message', '')).decode()}"

@@ -35,6 +35,7 @@ from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
 from agui_app import logs, metrics
+from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.events.shape import (
     PendingEvent,
     capability_skipped,
@@ -47,6 +48,7 @@ from agui_app.models import RunStatus, Tenant
 from agui_app.run_conversation import RunConversation
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
+from agui_app.runtime.interventions import describe_corrections
 from agui_app.runtime.memory import run_memory  # memory (§20)
 from agui_app.runtime.state_sync import (
     RunStateGateway,
@@ -57,15 +59,18 @@ from agui_app.runtime.state_sync import (
 from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
+from agui_app.selectors.feedback import recent_corrections
 from agui_app.services.admission import Admission
 from agui_app.services.completion import Completed, RunEnd, run_complete
 from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
+from capabilities.agent_feedback import uses_feedback_in_instructions
 from capabilities.assembly import RunAgentPlan
 from capabilities.models import Agent
 from capabilities.runtime import ToolDeps
 
 logger = logging.getLogger(__name__)
+arecent_corrections = in_db_thread(recent_corrections)
 CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
 # pydantic-ai also emits REASONING_ENCRYPTED_VALUE for models that do not reason: its continuity
 # claims for client-built histories (tool kinds, outcomes), which a server-managed history never reads.
@@ -200,6 +205,11 @@ class RunExecution:
             state_gateway=self.gateway,
             memory=run_memory(self.agent, self.tenant, self.thread),  # memory (§20)
         )
+        instructions: list[Any] = [state_instructions, intervention_instructions]
+        if uses_feedback_in_instructions(self.agent):  # one read, only for agents that opted in
+            corrections = await arecent_corrections(self.thread.pk, settings.AGUI_FEEDBACK_IN_INSTRUCTIONS)
+            if corrections:
+                instructions.append(describe_corrections(corrections))
         return adapter.run_stream(
             deps=deps,
             conversation_id=self.thread.conversation_id,
@@ -207,7 +217,7 @@ class RunExecution:
             usage_limits=UsageLimits(request_limit=earlier_requests + plan.max_iterations),
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
-            instructions=[state_instructions, intervention_instructions],
+            instructions=instructions,
             capabilities=[StateSync(self.gateway), self.meter, self.audit],
             on_cancel=self.on_cancelled,
         )

@@ -3,6 +3,7 @@ version (admin): so an admin sees which skill version made answers worse."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -78,15 +79,13 @@ def _scoped(
     return rows
 
 
-def skill_version_feedback(version_pks: list[int]) -> dict[int, dict[str, int]]:
-    """``{skill version pk: {up, down, comments}}`` for the admin's column and comparison."""
+def recent_corrections(thread_pk: uuid.UUID, limit: int) -> list[dict[str, Any]]:
+    """The thread's latest ratings that carry a comment (people's corrections), newest first:
+    ``[{rating, comment, tags}]`` — what an agent with ``feedback.useInInstructions`` is told."""
     rows = (
-        Feedback.objects.filter(skill_versions__in=version_pks)
-        .values("skill_versions")
-        .annotate(
-            up=Count("id", filter=Q(rating=1)),
-            down=Count("id", filter=Q(rating=-1)),
-            comments=Count("id", filter=~Q(comment="")),
-        )
+        Feedback.objects.filter(thread_id=thread_pk)
+        .exclude(comment="")
+        .order_by("-updated_at", "-id")
+        .values("rating", "comment", "tags")[:limit]
     )
-    return {row["skill_versions"]: {k: row[k] for k in ("up", "down", "comments")} for row in rows}
+    return [dict(row) for row in rows]
