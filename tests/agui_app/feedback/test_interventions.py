@@ -176,3 +176,35 @@ async def test_a_message_sent_right_after_admission_before_the_run_listens_still
         e.message async for e in ConversationEntry.objects.all() if e.message.get("kind") == "request"
     ]
     assert "Say it in French." in json.dumps(requests[-1].get("instructions"))
+
+
+async def test_a_message_over_the_websocket_reaches_the_run(owner_key, agent) -> None:
+    from channels.testing import WebsocketCommunicator
+
+    from project.asgi import application
+
+    ws = WebsocketCommunicator(
+        application, "/ws/v1/threads/t-int-ws", headers=[(b"authorization", f"Bearer {owner_key}".encode())]
+    )
+    assert (await ws.connect())[0]
+    steps = [{"delay_ms": 1200, "call": "get_forecast", "args": {"city": "Oslo"}}, {"say": "Done."}]
+    body = run_input("t-int-ws", [user(script(*steps))], run_id="r-ws")
+    await ws.send_json_to({"type": "run", "agent": "assistant", "input": body})
+    await wait_until_running("t-int-ws", "r-ws")
+    await ws.send_json_to({"type": "intervene", "message": "Answer briefly.", "runId": "r-ws"})
+    frames: list[dict[str, Any]] = []
+    while not frames or frames[-1].get("event", {}).get("type") != "RUN_FINISHED":
+        frames.append(await ws.receive_json_from(timeout=10))
+    [ack] = [f for f in frames if f["type"] == "intervention.ack"]
+    assert ack["runId"] == "r-ws"
+    told = [
+        f["event"]["value"]
+        for f in frames
+        if f["type"] == "event" and f["event"].get("name") == "agui.intervention"
+    ]
+    assert [(t["kind"], t["phase"]) for t in told] == [("message", "sent"), ("message", "delivered")]
+    assert told[1]["seq"] == ack["seq"]
+    await ws.send_json_to({"type": "intervene", "message": "too late"})
+    error = await ws.receive_json_from(timeout=5)
+    assert (error["type"], error["code"], error["ref"]) == ("error", "no_active_run", "intervene")
+    await ws.disconnect()
