@@ -58,4 +58,5 @@ async def test_an_agent_that_does_not_opt_in_is_not_told(aclient, agent) -> None
 async def test_a_bad_feedback_option_is_refused(aclient, agent, value) -> None:
     response = await set_option(aclient, value)
     assert response.status_code == 422
+    assert json.loads(response.content)["error"]["code"] == "invalid_agent"
     assert await Agent.objects.filter(pk=agent.pk, feedback__isnull=True).aexists()
