@@ -5,6 +5,7 @@
 import { Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { $, fill, h, when } from "./dom.js";
+import { Intervene, Ratings } from "./feedback.js";
 import { EventLog, renderCapabilities } from "./inspector.js";
 import { applyPatch } from "./jsonpatch.js";
 import { connectThread, ThreadStream } from "./transport.js";
@@ -16,7 +17,8 @@ const app = {
   api: null, agents: [], agent: null, transport: "websocket", threadId: null, stream: null,
   state: {}, version: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
 };
-const conversation = new Conversation($("#messages"));
+const ratings = new Ratings({ api: null, threadId: () => app.threadId, onError: (message, code) => conversation.error(message, code) });
+const conversation = new Conversation($("#messages"), { onAssistant: (node, id) => ratings.attach(node, id) });
 const log = new EventLog($("#tab-events"));
 const tree = new StateTree($("#state-tree"), { onPatch: sendPatch, version: () => app.version });
 const approvals = new Approvals($("#approvals"), {
@@ -28,6 +30,12 @@ const approvals = new Approvals($("#approvals"), {
 
 function showApp(api, agents) {
   app.api = api;
+  ratings.api = api;
+  new Intervene($("#intervene"), {
+    api, threadId: () => app.threadId, runId: () => app.run?.id ?? undefined,
+    onSent: (message) => conversation.notice(`Sent to the run: ${message}`),
+    onError: (message, code) => conversation.error(message, code),
+  });
   app.agents = agents;
   $("#signin").hidden = true;
   $("#app").hidden = false;
@@ -93,6 +101,7 @@ async function openThread(threadId) {
   if (stale()) return;
   $("#thread-title").textContent = detail.title || "Untitled thread";
   conversation.snapshot(hydrated.messages);
+  quietly(ratings.hydrate($("#messages")));
   if (hydrated.outcome?.type === "interrupt") {
     approvals.show(hydrated.outcome.interrupts);
     for (const item of hydrated.outcome.interrupts) conversation.awaiting(item.toolCallId);
@@ -186,6 +195,7 @@ function finished(event) {
 function afterRun() {
   app.run = app.run && { ...app.run, active: false };
   $("#stop").hidden = true;
+  $("#intervene").hidden = true;
   quietly(refreshCaps());
   quietly(refreshThreads());
 }
@@ -196,6 +206,7 @@ function setRun(run) {
   chip.textContent = run ? run.status : "idle";
   chip.dataset.tone = { running: "running", starting: "running", succeeded: "ok", failed: "error", cancelled: "warn", "awaiting approval": "warn" }[run?.status] ?? "idle";
   $("#stop").hidden = !(run?.status === "running" && run.id);
+  $("#intervene").hidden = !(run?.status === "running" && run.id);
 }
 
 async function stop() {

@@ -279,3 +279,21 @@ def test_the_admin_thread_page_fits_its_state_form_and_view_site_opens_the_playg
     assert seen["viewSite"] == "/"
     assert seen["textareaWidth"] > 600, seen
     assert seen["scrollWidth"] <= seen["clientWidth"], "the page scrolls sideways"
+
+
+def test_a_thumbs_down_with_a_comment_and_an_intervention_from_the_page(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    seen = drive("feedback", *ready)
+
+    server, _, owner_key = ready
+    assert seen["pressed"] == "true" and seen["interveneHiddenAfter"] is not None
+    assert seen["commentAfterReload"] == "It answered in Fahrenheit."
+    assert "Sent to the run: Use Celsius, please." in seen["messages"]
+    assert "The agent read your intervention." in seen["messages"]
+    [rating] = api_get(server, owner_key, f"/threads/{seen['threadId']}/feedback")["items"]
+    assert (rating["rating"], rating["comment"]) == (-1, "It answered in Fahrenheit.")
+    assert rating["by"].startswith("user:staff:")
+    events = api_get(server, owner_key, f"/threads/{seen['threadId']}/events")["items"]
+    told = [e["event"]["value"] for e in events if e["event"].get("name") == "agui.intervention"]
+    assert [(t["kind"], t["phase"]) for t in told] == [("message", "sent"), ("message", "delivered")]
