@@ -1,7 +1,7 @@
 """Django admin for tenants, API keys, memberships and their usage (``tenancy``), and threads
-(``threads``), webhook deliveries (``webhooks``), long-term memory (``memory``) and schedules (``schedules``), scoped to the user's tenants by ``capabilities.admin_scoping`` (see its docstring
+(``threads``), webhook deliveries (``webhooks``), feedback (``feedback``), long-term memory (``memory``) and schedules (``schedules``), scoped to the user's tenants by ``capabilities.admin_scoping`` (see its docstring
 for the permission model)."""
 
-from agui_app.admin import memory, schedules, tenancy, threads, webhooks
+from agui_app.admin import feedback, memory, schedules, tenancy, threads, webhooks
 
-__all__ = ["memory", "schedules", "tenancy", "threads", "webhooks"]
+__all__ = ["feedback", "memory", "schedules", "tenancy", "threads", "webhooks"]

@@ -75,6 +75,7 @@ class SkillAdmin(TenantScopedAdmin):
         "defer_loading",
         "tool_list",
         "version",
+        "feedback",
         "availability",
         "updated_at",
     ]
@@ -168,6 +169,25 @@ class SkillAdmin(TenantScopedAdmin):
     @admin.display(description="tools")
     def tool_list(self, obj: Skill) -> str | None:
         return ", ".join(obj.tools) or None  # None: the admin's empty-value display
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Skill]:
+        # The current version's ratings (``agui_app``'s ``Feedback``, by its ``skill_versions`` relation).
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                rated_up=Count("current_version__feedback", filter=Q(current_version__feedback__rating=1)),
+                rated_down=Count("current_version__feedback", filter=Q(current_version__feedback__rating=-1)),
+            )
+        )
+
+    @admin.display(description="feedback (current version)")
+    def feedback(self, obj: Skill) -> SafeString | None:
+        up, down = getattr(obj, "rated_up", 0), getattr(obj, "rated_down", 0)
+        if not (up or down):
+            return None
+        url = reverse("admin:capabilities_skill_versions", args=[obj.pk])
+        return format_html('<a href="{}" title="per version">👍 {} · 👎 {}</a>', url, up, down)
 
     @admin.display(description="version", ordering="current_version__number")
     def version(self, obj: Skill) -> Any:

@@ -47,9 +47,39 @@ async def test_a_thumbs_down_shows_against_the_version_that_wrote_the_answer(acl
     assert "Restore v1" in v1 and "Restore v2" not in v2  # v2 is current
     assert "👎 It named the wrong city" in page
 
+    listing = await sync_to_async(skills_list)(member)
+    assert "👍 1 · 👎 0" in listing  # the current version's (v2's) ratings in the skills' list
+
+
+def skills_list(member: Any) -> str:
+    client = Client()
+    client.force_login(member)
+    response = client.get(reverse("admin:capabilities_skill_changelist"))
+    assert response.status_code == 200
+    return response.content.decode()
+
 
 def test_another_tenants_feedback_is_not_in_a_members_versions_page(member, stranger_agent) -> None:
     skill = Skill.objects.get(tenant=stranger_agent.tenant, skill_id="weather")
     client = Client()
     client.force_login(member)
     assert client.get(reverse("admin:capabilities_skill_versions", args=[skill.pk])).status_code == 404
+
+
+async def test_the_feedback_list_shows_a_members_tenants_ratings_only(
+    aclient, stranger_aclient, agent, stranger_agent, member
+) -> None:
+    mine, _ = await answer(aclient, "t-admin-mine")
+    await rate(aclient, "t-admin-mine", messageId=mine, rating=-1, comment="Ours")
+    theirs, _ = await answer(stranger_aclient, "t-admin-theirs")
+    await rate(stranger_aclient, "t-admin-theirs", messageId=theirs, rating=-1, comment="Theirs")
+
+    def listing() -> str:
+        client = Client()
+        client.force_login(member)
+        response = client.get(reverse("admin:agui_app_feedback_changelist"))
+        assert response.status_code == 200
+        return response.content.decode()
+
+    page = await sync_to_async(listing)()
+    assert "Ours" in page and "Theirs" not in page and "weather v1" in page
