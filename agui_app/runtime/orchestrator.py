@@ -330,7 +330,7 @@ class RunExecution:
         if gateway is None or not gateway.predictive.calls:
             return
         try:
-            await gateway.refresh()
+            await gateway.refresh(tell=False)  # the run ends: no model request to tell
             for event in gateway.predictive.restore_all():
                 await self.writer.add(encode(event))
         except Exception:

@@ -119,10 +119,11 @@ class RunStateGateway:
         """Read the stored state again only when ``watch`` saw another writer change it."""
         self.watcher = watch
 
-    async def refresh(self) -> None:
+    async def refresh(self, *, tell: bool = True) -> None:
         """Adopt the stored state if another writer changed it since this run last saw it (read
         only when the run's ``StateWatch`` saw a change, or cannot tell). A change a person made
-        (not another run) is an intervention: the model is told what changed, and it is logged."""
+        (not another run) is an intervention: the model is told what changed, and it is logged
+        (``tell=False``: the run's end, when no model request follows — only adopt it)."""
         watcher = self.watcher
         if watcher is not None and not watcher.take_stale():
             return
@@ -133,8 +134,8 @@ class RunStateGateway:
             before = self.shared_view()
             state, self.version = stored
             self.document.adopt(self._merged(state))
-            if watcher is not None and not watcher.take_human():
-                return  # another run's writes only
+            if not tell or (watcher is not None and not watcher.take_human()):
+                return  # another run's writes only, or nobody is left to tell
             ops = state_change_ops(before, self.shared_view())
             if ops:
                 self.interventions.append(describe_state_change(self.version, ops))

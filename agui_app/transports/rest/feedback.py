@@ -4,8 +4,10 @@ ratings by agent, skill version and day — tenant keys)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -20,6 +22,8 @@ from agui_app.transports.outputs import iso
 from agui_app.transports.rest.base import ErrorSerializer, TenantAPIView, parse_moment
 from agui_app.transports.rest.parsers import JsonParser
 
+DEFAULT_DAYS = 30  # without ``from``: the last 30 days
+MAX_DAYS = 400
 ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 422, 429)}
 
 
@@ -150,18 +154,27 @@ class FeedbackReportView(TenantAPIView):
         parameters=[
             OpenApiParameter("agent", str, description="an agent's slug"),
             OpenApiParameter("skill", str, description="a skill's id"),
-            OpenApiParameter("from", str, description="YYYY-MM-DD or ISO datetime"),
-            OpenApiParameter("to", str, description="YYYY-MM-DD (inclusive) or ISO datetime"),
+            OpenApiParameter(
+                "from", str, description="YYYY-MM-DD or ISO datetime; default: 30 days before `to`"
+            ),
+            OpenApiParameter("to", str, description="YYYY-MM-DD (inclusive) or ISO datetime; default: now"),
         ],
         responses={200: FeedbackReport, **ERRORS},
     )
     def get(self, request: Request) -> Response:
         """Ratings by agent, skill version and day: runs rated, 👍, 👎, comments."""
         params = request.query_params
+        end = parse_moment(params.get("to"), "to", end=True) or timezone.now()
+        start = parse_moment(params.get("from"), "from", end=False) or end - timedelta(days=DEFAULT_DAYS)
+        if end <= start or end - start > timedelta(days=MAX_DAYS):
+            raise Unprocessable(
+                f"The period must end after it starts and span at most {MAX_DAYS} days.",
+                details={"fields": [{"field": "to", "message": "bad period"}]},
+            )
         items = feedback_report(
             self.tenant(request),
-            start=parse_moment(params.get("from"), "from", end=False),
-            end=parse_moment(params.get("to"), "to", end=True),
+            start=start,
+            end=end,
             agent=(params.get("agent") or "")[:64] or None,
             skill=(params.get("skill") or "")[:64] or None,
         )

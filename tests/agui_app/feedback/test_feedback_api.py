@@ -156,3 +156,14 @@ async def test_discovery_declares_feedback_and_interventions(aclient, agent) -> 
     document = json.loads((await aclient.get("/api/v1/agents/assistant/capabilities")).content)
     assert document["humanInTheLoop"]["feedback"] is True
     assert document["humanInTheLoop"]["interventions"] is True
+
+
+async def test_the_report_defaults_to_the_last_30_days_and_refuses_a_period_past_400_days(
+    aclient, agent
+) -> None:
+    message_id, _ = await answer(aclient, "t-fb-period")
+    await rate(aclient, "t-fb-period", messageId=message_id, rating=1)
+    assert len(await report(aclient)) == 1
+    assert await report(aclient, to="2020-01-31") == []  # the 30 days before it
+    response = await aclient.get("/api/v1/feedback", {"from": "2020-01-01", "to": "2022-01-01"})
+    assert response.status_code == 422
