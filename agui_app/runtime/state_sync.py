@@ -150,8 +150,8 @@ class RunStateGateway:
         if watcher is None:
             return self.interventions
         messages = watcher.take_messages()
-        if watcher.take_missed() and watcher.since is not None:
-            messages += await alogged_messages(self.thread_pk, self.run_id, watcher.since)
+        if watcher.take_missed():  # a queued run (``since`` unknown) reads its thread's from the start
+            messages += await alogged_messages(self.thread_pk, self.run_id, watcher.since or 0)
         for seq, value in sorted(messages, key=lambda item: item[0]):
             if seq in self.heard:
                 continue

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agui_app.models import ConversationEntry, Thread
+from agui_app.models import ConversationEntry, Event, Thread
 from tests.support.inputs import run_input, script, user
 from tests.support.runs import run, wait_until_running
 from tests.support.sse import Frame
@@ -208,3 +208,56 @@ async def test_a_message_over_the_websocket_reaches_the_run(owner_key, agent) ->
     error = await ws.receive_json_from(timeout=5)
     assert (error["type"], error["code"], error["ref"]) == ("error", "no_active_run", "intervene")
     await ws.disconnect()
+
+
+async def test_a_queued_run_hears_a_message_sent_as_it_started(aclient, agent, monkeypatch) -> None:
+    """A queued run's watch starts when it does (its admission was earlier): it reads the log once at
+    its first model request, so a message sent between its start and its subscription is not lost."""
+    from agui_app.access import Principal
+    from agui_app.concurrency.db_threads import in_db_thread
+    from agui_app.events.hub import get_hub
+    from agui_app.runtime import starting
+    from agui_app.runtime.state_sync import StateWatch
+    from agui_app.services.interventions import intervention_send
+
+    sent: list[str] = []
+
+    class HubAsTheQueuedRunStarts:
+        def __init__(self, hub: Any) -> None:
+            self.hub = hub
+
+        async def subscribe(self, key: str, kind: Any = None) -> Any:
+            thread = await Thread.objects.select_related("tenant").aget(pk=key)
+            if kind is StateWatch and await thread.runs.filter(run_id="r-q2", status="running").aexists():
+                principal = Principal.for_key(thread.tenant, prefix="test", scope="admin", expires_at=None)
+                await in_db_thread(intervention_send)(principal=principal, thread=thread, message="Be brief.")
+                sent.append("r-q2")
+            return await self.hub.subscribe(key, kind)
+
+    monkeypatch.setattr(starting, "get_hub", lambda: HubAsTheQueuedRunStarts(get_hub()))
+    first = asyncio.ensure_future(
+        run(
+            aclient,
+            "assistant",
+            run_input("t-int-q", [user(script({"delay_ms": 600, "say": "one"}))], run_id="r-q1"),
+        )
+    )
+    await wait_until_running("t-int-q", "r-q1")
+    body = run_input(
+        "t-int-q", [user(script({"say": "two"}))], run_id="r-q2", forwarded_props={"multitask": "enqueue"}
+    )
+    second = await run(aclient, "assistant", body)
+    await first
+
+    assert sent == ["r-q2"]
+    # Sent before the queued run opened its stream (so in the log, not in its stream); delivered in it.
+    [delivered] = interventions(second)
+    assert (delivered["kind"], delivered["phase"], delivered["runId"]) == ("message", "delivered", "r-q2")
+    logged = await Event.objects.aget(seq=delivered["seq"], thread__thread_id="t-int-q")
+    assert json.loads(logged.data)["value"]["message"] == "Be brief."
+    requests = [
+        e.message
+        async for e in ConversationEntry.objects.order_by("created_at")
+        if e.message.get("kind") == "request"
+    ]
+    assert "Be brief." in json.dumps(requests[-1].get("instructions"))
