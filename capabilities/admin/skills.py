@@ -24,6 +24,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from capabilities.admin.common import admin_changed_by, agents_with_skills, diff_lines, shows_several_tenants
+from capabilities.admin.skill_feedback import version_feedback
 from capabilities.admin_forms import SkillImportForm, SkillSourceForm, skill_error_messages
 from capabilities.admin_scoping import TenantScopedAdmin, scope_queryset
 from capabilities.availability import skill_problems
@@ -366,41 +367,6 @@ class SkillAdmin(TenantScopedAdmin):
             "skipped": form.skipped if form.is_bound else [],
         }
         return TemplateResponse(request, "admin/capabilities/skill/import.html", context)
-
-
-def version_feedback(skill: Skill) -> dict[int, dict[str, Any]]:
-    """Per version of ``skill`` that was rated: ``{pk: {number, up, down, comments, upShare, recent}}``
-    — the ratings of answers written while that version was active (``agui_app``'s ``Feedback``,
-    reached through its ``skill_versions`` relation, so this app imports nothing of ``agui_app``)."""
-    counts = (
-        SkillVersion.objects.filter(skill=skill, feedback__isnull=False)
-        .values("pk", "number")
-        .annotate(
-            up=Count("feedback", filter=Q(feedback__rating=1)),
-            down=Count("feedback", filter=Q(feedback__rating=-1)),
-            comments=Count("feedback", filter=~Q(feedback__comment="")),
-        )
-    )
-    rated: dict[int, dict[str, Any]] = {}
-    for row in counts:
-        total = row["up"] + row["down"]
-        rated[row["pk"]] = {
-            **row,
-            "total": total,
-            "up_share": round(100 * row["up"] / total) if total else None,
-            "recent": [],
-        }
-    if rated:
-        comments = (
-            SkillVersion.feedback.through.objects.filter(skillversion_id__in=list(rated))
-            .exclude(feedback__comment="")
-            .order_by("-feedback__updated_at")
-            .values_list("skillversion_id", "feedback__rating", "feedback__comment")
-        )
-        for pk, rating, comment in comments[:200]:
-            if len(rated[pk]["recent"]) < 3:
-                rated[pk]["recent"].append({"rating": rating, "comment": comment[:300]})
-    return rated
 
 
 def version_diff(previous: SkillVersion | None, version: SkillVersion) -> list[tuple[str, str]]:
