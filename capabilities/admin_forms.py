@@ -17,6 +17,7 @@ from django.forms.fields import InvalidJSONInput
 from django.http import HttpRequest
 
 from capabilities.admin_scoping import SameTenantInlineFormSet, scope_queryset, tenant_choices
+from capabilities.agent_feedback import check_feedback_option
 from capabilities.bundles import BundleUnreadable, read_bundle
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import (
@@ -272,6 +273,12 @@ class AgentForm(forms.ModelForm):
         "`memory` (remember, recall, forget) in the end user's namespace (or the agent's, or the tenant's). "
         "Empty: no memory.",
     )
+    feedback = PrettyJSONField(
+        required=False,
+        widget=monospace(2),
+        help_text="{\"useInInstructions\": true}: each run's instructions list the thread's recent ratings "
+        "with comments (people's corrections). Empty: runs do not see feedback.",
+    )
 
     class Meta:
         model = Agent
@@ -314,6 +321,12 @@ class AgentForm(forms.ModelForm):
             return check_memory(self.cleaned_data.get("memory"))
         except ValueError as exc:
             raise ValidationError(str(exc), code="invalid_memory") from exc
+
+    def clean_feedback(self) -> dict[str, Any] | None:
+        try:
+            return check_feedback_option(self.cleaned_data.get("feedback"))
+        except ValueError as exc:
+            raise ValidationError(str(exc), code="invalid_feedback_option") from exc
 
     def clean_output_schema(self) -> dict[str, Any] | None:
         try:

@@ -4,8 +4,10 @@
 *i* of the turn answers step *i*: ``{"call": tool, "args": {...}}``, ``{"calls": [...]}``
 (parallel) or ``{"say": text}`` (one delta per word; ends the run). A step may carry
 ``"delay_ms"`` (≤ 30000) to wait before answering, a ``say`` ``"pace_ms"`` between its words, and a
-``call`` ``"chunk_delay_ms"`` between the ~20-character pieces its arguments stream in. Past the
-last step it says "Script complete."
+``call`` ``"chunk_delay_ms"`` between the ~20-character pieces its arguments stream in. An argument
+written ``{"$state": "/json/pointer"}`` is read, like a model would, from the "Current shared state"
+block of the request's instructions (so a script shows what the model was told at that step, e.g. a
+human's mid-run correction). Past the last step it says "Script complete."
 
 *Router* otherwise: it loads the deferred capability that best matches the user's words, calls
 that capability's tools whose arguments it can fill from the text, then answers in words — or, for
@@ -34,7 +36,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls
 from pydantic_ai.tools import ToolDefinition
 
-from capabilities.demo_calls import streamed_call, tool_call
+from capabilities.demo_calls import from_state, streamed_call, tool_call
 from capabilities.media import describe_media, is_media, prompt_text
 from capabilities.unified_diff import apply_unified_diff
 
@@ -165,7 +167,7 @@ async def demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIte
             yield chunk
         return
     if script is not None:
-        async for chunk in play_step(script, len(turn.responses), messages):
+        async for chunk in play_step(script, len(turn.responses), messages, info.instructions or ""):
             yield chunk
         return
     if turn.media and not turn.responses:
@@ -187,7 +189,7 @@ async def say(text: str, pace_ms: int = 0) -> AsyncIterator[str]:
 
 
 async def play_step(
-    script: Script, index: int, messages: Sequence[ModelMessage]
+    script: Script, index: int, messages: Sequence[ModelMessage], instructions: str = ""
 ) -> AsyncIterator[str | DeltaToolCalls]:
     if index >= len(script.agui_script):
         async for chunk in say("Script complete."):
@@ -202,10 +204,12 @@ async def play_step(
     elif step.recall:
         yield "\n".join(json.dumps(prompt) for prompt in user_prompts(messages))
     elif step.call is not None:
-        async for delta in streamed_call(step.call, step.args, chunk_delay_ms=step.chunk_delay_ms):
+        args = from_state(step.args, instructions)
+        async for delta in streamed_call(step.call, args, chunk_delay_ms=step.chunk_delay_ms):
             yield delta
     else:
-        yield {i: tool_call(call.call, call.args) for i, call in enumerate(step.calls or [])}
+        calls = step.calls or []
+        yield {i: tool_call(call.call, from_state(call.args, instructions)) for i, call in enumerate(calls)}
 
 
 # --- router --------------------------------------------------------------------------------

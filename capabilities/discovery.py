@@ -163,13 +163,12 @@ def capabilities_document(
         },
         "custom": custom,
     }
+    # Every agent's threads take feedback (``POST …/threads/{t}/feedback``) and every run takes
+    # interventions (a person's state write or message reaches its next model request): the server's,
+    # not the agent's. Approvals follow from the tools that require them.
+    document["humanInTheLoop"] = {"supported": True, "feedback": True, "interventions": True}
     if approval:
-        document["humanInTheLoop"] = {
-            "supported": True,
-            "approvals": True,
-            "interrupts": True,
-            "approveWithEdits": True,
-        }
+        document["humanInTheLoop"] |= {"approvals": True, "interrupts": True, "approveWithEdits": True}
     return AgentCapabilities.model_validate(document).model_dump(
         mode="json", by_alias=True, exclude_none=True
     )

@@ -46,6 +46,7 @@ AGENT_WRITABLE_FIELDS = (
     "on_disconnect",
     "memory",
     "approval_ttl_seconds",
+    "feedback",
 )
 
 
@@ -102,6 +103,12 @@ class Agent(models.Model):
         blank=True,
         help_text='Long-term memory: {"scope": "user" | "agent" | "tenant", "write": true} gives runs the '
         "deferred capability `memory` (remember, recall, forget) in that scope; empty: no memory.",
+    )
+    feedback = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Feedback in runs: {"useInInstructions": true} puts the thread\'s recent ratings with '
+        "comments (people's corrections) in each run's instructions; empty: runs do not see them.",
     )
     webhook_url = models.URLField(
         max_length=2000, blank=True, help_text="Optional URL told about every finished run."

@@ -549,3 +549,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 # Bodies Django parses itself (admin forms; the API's REST views) stay within the largest body the
 # request guard lets through outside /api/v1/files (which streams its uploads: services.files).
 DATA_UPLOAD_MAX_MEMORY_SIZE = AGUI_ADMIN_MAX_BODY_BYTES
+# Feedback (services.feedback) and interventions (services.interventions): the limits on what a rater
+# or a human steering a run may send.
+AGUI_FEEDBACK_COMMENT_MAX_CHARS = env_int("AGUI_FEEDBACK_COMMENT_MAX_CHARS", 2000)
+AGUI_FEEDBACK_MAX_TAGS = env_int("AGUI_FEEDBACK_MAX_TAGS", 10)
+AGUI_FEEDBACK_IN_INSTRUCTIONS = env_int("AGUI_FEEDBACK_IN_INSTRUCTIONS", 5)  # corrections a run is told
+AGUI_INTERVENTION_MAX_CHARS = env_int("AGUI_INTERVENTION_MAX_CHARS", 4000)

@@ -45,6 +45,8 @@ TOOL_CALL_DECISION = "agui.tool_call_decision"
 TOOL_CALL_AUDIT = "agui.tool_call_audit"  # agui_app.runtime.audit
 CAPABILITY_SKIPPED = "agui.capability_skipped"
 RUN_ROLLED_BACK = "agui.run_rolled_back"
+FEEDBACK = "agui.feedback"  # services.feedback
+INTERVENTION = "agui.intervention"  # services.interventions, runtime.interventions
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +158,11 @@ def capability_skipped(*, capability_id: str, reason: str) -> PendingEvent:
     """``CUSTOM agui.capability_skipped {"id", "reason"}``: a skill of the agent this run leaves out
     (the run goes on without it). ``reason`` names only the tenant's own configuration."""
     return encode(CustomEvent(name=CAPABILITY_SKIPPED, value={"id": capability_id, "reason": reason}))
+
+
+def intervention(value: dict[str, Any]) -> PendingEvent:
+    """``CUSTOM agui.intervention``: a person's message sent to a run, or a change delivered to it."""
+    return encode(CustomEvent(name=INTERVENTION, value=value))
 
 
 def tool_call_decision(

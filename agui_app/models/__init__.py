@@ -1,6 +1,7 @@
 """How agents talk: tenants and keys, threads, runs, the event log, shared state, conversations."""
 
 from agui_app.models.conversations import ConversationEntry, ConversationRecord
+from agui_app.models.feedback import Feedback
 from agui_app.models.files import FileReference, StoredFile
 from agui_app.models.memory import MemoryItem, MemoryNamespace
 from agui_app.models.runs import Event, OnDisconnect, Run, RunStatus
@@ -15,6 +16,7 @@ __all__ = [
     "ConversationRecord",
     "DeliveryStatus",
     "Event",
+    "Feedback",
     "FileReference",
     "FiringOutcome",
     "KeyScope",

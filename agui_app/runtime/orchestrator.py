@@ -56,8 +56,9 @@ from agui_app.runtime.adapter import (
 )
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
 from agui_app.runtime.file_parts import FileParts
+from agui_app.runtime.instructions import run_instructions
 from agui_app.runtime.memory import run_memory  # memory (§20)
-from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
+from agui_app.runtime.state_sync import RunStateGateway, StateSync
 from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
@@ -207,6 +208,7 @@ class RunExecution:
             state_gateway=self.gateway,
             memory=run_memory(self.agent, self.tenant, self.thread),  # memory (§20)
         )
+        instructions = await run_instructions(self.agent, self.thread.pk)
         return adapter.run_stream(
             deps=deps,
             conversation_id=self.thread.conversation_id,
@@ -214,7 +216,7 @@ class RunExecution:
             usage_limits=UsageLimits(request_limit=earlier_requests + plan.max_iterations),
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
-            instructions=state_instructions,
+            instructions=instructions,
             capabilities=[
                 StateSync(self.gateway),
                 self.meter,
@@ -362,7 +364,7 @@ class RunExecution:
         if gateway is None or not gateway.predictive.calls:
             return
         try:
-            await gateway.refresh()
+            await gateway.refresh(tell=False)  # the run ends: no model request to tell
             for event in gateway.predictive.restore_all():
                 await self.writer.add(encode(event))
         except Exception:

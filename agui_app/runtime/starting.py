@@ -71,7 +71,7 @@ async def start_run(
     # (a queued run reads it when it opens: ``stale`` until then).
     watch = await get_hub().subscribe(str(admission.thread.pk), kind=StateWatch)
     assert isinstance(watch, StateWatch)
-    watch.run_id, watch.stale = admission.run.run_id, not admission.opened
+    watch.begin(run_id=admission.run.run_id, since=admission.opened[-1].seq if admission.opened else None)
     run.gateway.watch(watch)
 
     async def execute() -> None:

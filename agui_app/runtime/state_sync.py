@@ -28,9 +28,16 @@ from pydantic_ai.tools import ToolDefinition
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import ApiError
 from agui_app.events.hub import Subscription
-from agui_app.events.shape import LoggedEvent, encode
+from agui_app.events.shape import LoggedEvent, encode, intervention
 from agui_app.models import StateSource
 from agui_app.runtime.declarative import StateEvent, event_ops, take_state_events
+from agui_app.runtime.interventions import (
+    alogged_messages,
+    describe_message,
+    describe_state_change,
+    message_for,
+    state_change_ops,
+)
 from agui_app.runtime.predictive import PredictiveState
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.private_state import private_state_apply, private_state_of, split_ops, without_private
@@ -80,6 +87,8 @@ class RunStateGateway:
             predictions, source=self, private_keys=private_keys, per_second=predict_per_second
         )
         self.watcher: StateWatch | None = None
+        self.interventions: list[str] = []  # what the model was told people changed, oldest first
+        self.heard: set[int] = set()  # the seqs of the intervention messages taken
 
     @property
     def view(self) -> MutableMapping[str, Any]:
@@ -110,16 +119,47 @@ class RunStateGateway:
         """Read the stored state again only when ``watch`` saw another writer change it."""
         self.watcher = watch
 
-    async def refresh(self) -> None:
+    async def refresh(self, *, tell: bool = True) -> None:
         """Adopt the stored state if another writer changed it since this run last saw it (read
-        only when the run's ``StateWatch`` saw a change, or cannot tell)."""
-        if self.watcher is not None and not self.watcher.take_stale():
+        only when the run's ``StateWatch`` saw a change, or cannot tell). A change a person made
+        (not another run) is an intervention: the model is told what changed, and it is logged
+        (``tell=False``: the run's end, when no model request follows — only adopt it)."""
+        watcher = self.watcher
+        if watcher is not None and not watcher.take_stale():
             return
         async with self.lock:
             stored = await astored_state_if_newer(thread_pk=self.thread_pk, version=self.version)
-            if stored is not None:
-                state, self.version = stored
-                self.document.adopt(self._merged(state))
+            if stored is None:
+                return
+            before = self.shared_view()
+            state, self.version = stored
+            self.document.adopt(self._merged(state))
+            if not tell or (watcher is not None and not watcher.take_human()):
+                return  # another run's writes only, or nobody is left to tell
+            ops = state_change_ops(before, self.shared_view())
+            if ops:
+                self.interventions.append(describe_state_change(self.version, ops))
+                value = {"kind": "state", "phase": "delivered", "runId": self.run_id, "version": self.version}
+                await self.writer.add(intervention({**value, "patch": ops[:100]}))
+
+    async def take_interventions(self) -> list[str]:
+        """Everything people changed during the run so far, described for the model (state changes
+        and messages since the last model request are taken now, and logged as delivered)."""
+        await self.refresh()
+        watcher = self.watcher
+        if watcher is None:
+            return self.interventions
+        messages = watcher.take_messages()
+        if watcher.take_missed():  # a queued run (``since`` unknown) reads its thread's from the start
+            messages += await alogged_messages(self.thread_pk, self.run_id, watcher.since or 0)
+        for seq, value in sorted(messages, key=lambda item: item[0]):
+            if seq in self.heard:
+                continue
+            self.heard.add(seq)
+            self.interventions.append(describe_message(value))
+            delivered = {"kind": "message", "phase": "delivered", "runId": self.run_id, "seq": seq}
+            await self.writer.add(intervention(delivered))
+        return self.interventions
 
     async def apply_patch(self, ops: list[dict[str, Any]]) -> int:
         """The ``update_state`` tool: commit pending tool changes, then apply ``ops`` at once."""
@@ -207,23 +247,67 @@ STATE_TYPES = frozenset({"STATE_DELTA", "STATE_SNAPSHOT"})
 
 
 class StateWatch(Subscription):
-    """A run's watch on its thread's state: the hub hands it every event logged on the thread, and
-    it notes whether a state change of another writer (a client, the API, another run) came — so
-    the run reads the stored state before a model request only then. It also says "stale" when it
-    cannot tell: before it was told which run it watches for, and while the channel layer is down
-    (other processes' changes do not reach this hub then)."""
+    """A run's watch on its thread: the hub hands it every event logged on the thread, and it notes
+    whether a state change of another writer (a client, the API, another run) came — so the run reads
+    the stored state before a model request only then — whether one came from a person (outside any
+    run: an intervention), and the intervention messages sent to the run.
+
+    It says "stale" (and "missed") when it cannot tell: before it was told which run it watches for,
+    after a gap in the seqs it saw (``since`` is the last seq the run's admission logged: anything
+    logged between the admission and this subscription shows as a gap once the run's own events
+    come), and while the channel layer is down (other processes' events do not reach this hub then)."""
 
     run_id: str | None = None
     stale = True
+    human = True  # a state change from outside any run came (or it cannot tell)
+    missed = True  # events may have passed it by: read the log for intervention messages
+    since: int | None = None  # the run's admission's last seq (None: unknown)
+    last_seq: int | None = None
+
+    def __init__(self, hub: Any, key: str, limit: int) -> None:
+        super().__init__(hub, key, limit)
+        self.messages: list[tuple[int, dict[str, Any]]] = []  # (seq, value) of messages for the run
+
+    def begin(self, *, run_id: str, since: int | None) -> None:
+        """Watch for run ``run_id``, admitted with its last event at seq ``since`` (None: the run is
+        not open yet; it reads what it needs when it opens)."""
+        self.run_id, self.since, self.last_seq = run_id, since, since
+        opened = since is not None
+        self.stale = self.human = self.missed = not opened
 
     def push(self, events: Sequence[LoggedEvent]) -> None:
-        if not self.stale and any(e.type in STATE_TYPES and e.run_id != self.run_id for e in events):
-            self.stale = True
+        for event in events:
+            if self.last_seq is not None:
+                if event.seq > self.last_seq + 1:
+                    self.missed = self.stale = self.human = True
+                self.last_seq = max(self.last_seq, event.seq)
+            if event.type in STATE_TYPES and event.run_id != self.run_id:
+                self.stale = True
+                if event.run_id is None:
+                    self.human = True
+            elif event.run_id is None and event.type == "CUSTOM":
+                value = message_for(event, self.run_id)
+                if value is not None:
+                    self.messages.append((event.seq, value))
 
     def take_stale(self) -> bool:
         stale = self.stale or self.hub.degraded
         self.stale = False
         return stale
+
+    def take_human(self) -> bool:
+        human = self.human or self.hub.degraded
+        self.human = False
+        return human
+
+    def take_missed(self) -> bool:
+        missed = self.missed or self.hub.degraded
+        self.missed = False
+        return missed
+
+    def take_messages(self) -> list[tuple[int, dict[str, Any]]]:
+        messages, self.messages = self.messages, []
+        return messages
 
 
 @dataclass
@@ -286,4 +370,19 @@ async def state_instructions(ctx: RunContext[ToolDeps]) -> str:
     return (
         "Current shared state (a JSON document the user sees and edits too; change it with the "
         f"update_state tool or your tools):\n```json\n{text}\n```{note}"
+    )
+
+
+async def intervention_instructions(ctx: RunContext[ToolDeps]) -> str:
+    """The instruction part naming what people changed during the run (empty while nobody did); the
+    run's earlier interventions stay in it for the rest of the run, latest last."""
+    gateway = ctx.deps.state_gateway
+    assert isinstance(gateway, RunStateGateway)  # the runs of this server carry theirs
+    told = await gateway.take_interventions()
+    if not told:
+        return ""
+    lines = "\n".join(f"{i}. {line}" for i, line in enumerate(told, 1))
+    return (
+        "While you were working on this request, a person intervened (the latest takes precedence; "
+        "follow it from your next step on, and do not redo what it made unnecessary):\n" + lines
     )

@@ -14,7 +14,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
@@ -24,6 +24,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from capabilities.admin.common import admin_changed_by, agents_with_skills, diff_lines, shows_several_tenants
+from capabilities.admin.skill_feedback import version_feedback
 from capabilities.admin_forms import SkillImportForm, SkillSourceForm, skill_error_messages
 from capabilities.admin_scoping import TenantScopedAdmin, scope_queryset
 from capabilities.availability import skill_problems
@@ -75,6 +76,7 @@ class SkillAdmin(TenantScopedAdmin):
         "defer_loading",
         "tool_list",
         "version",
+        "feedback",
         "availability",
         "updated_at",
     ]
@@ -168,6 +170,25 @@ class SkillAdmin(TenantScopedAdmin):
     @admin.display(description="tools")
     def tool_list(self, obj: Skill) -> str | None:
         return ", ".join(obj.tools) or None  # None: the admin's empty-value display
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Skill]:
+        # The current version's ratings (``agui_app``'s ``Feedback``, by its ``skill_versions`` relation).
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                rated_up=Count("current_version__feedback", filter=Q(current_version__feedback__rating=1)),
+                rated_down=Count("current_version__feedback", filter=Q(current_version__feedback__rating=-1)),
+            )
+        )
+
+    @admin.display(description="feedback (current version)")
+    def feedback(self, obj: Skill) -> SafeString | None:
+        up, down = getattr(obj, "rated_up", 0), getattr(obj, "rated_down", 0)
+        if not (up or down):
+            return None
+        url = reverse("admin:capabilities_skill_versions", args=[obj.pk])
+        return format_html('<a href="{}" title="per version">👍 {} · 👎 {}</a>', url, up, down)
 
     @admin.display(description="version", ordering="current_version__number")
     def version(self, obj: Skill) -> Any:
@@ -263,8 +284,14 @@ class SkillAdmin(TenantScopedAdmin):
             SkillVersion.objects.filter(skill=skill, number__lt=versions[-1].number) if versions else None
         )
         previous = [*versions[1:], before.order_by("-number").first() if before is not None else None]
+        rated = version_feedback(skill)
         rows = [
-            {"version": v, "diff": version_diff(prev, v), "current": v.pk == skill.current_version_id}
+            {
+                "version": v,
+                "diff": version_diff(prev, v),
+                "current": v.pk == skill.current_version_id,
+                "feedback": rated.get(v.pk),
+            }
             for v, prev in zip(versions, previous, strict=True)
         ]
         context = {
@@ -273,6 +300,11 @@ class SkillAdmin(TenantScopedAdmin):
             "opts": self.opts,
             "original": skill,
             "rows": rows,
+            # Rated versions side by side, newest first, next to their restore buttons.
+            "comparison": [
+                {**counts, "current": pk == skill.current_version_id}
+                for pk, counts in sorted(rated.items(), key=lambda item: -item[1]["number"])
+            ],
             "page": page,
             "can_restore": self.has_change_permission(request, skill),
         }

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import transaction
 
+from capabilities.agent_feedback import check_feedback_option
 from capabilities.conflicts import tool_conflicts
 from capabilities.declarations import (
     DeclaredCapabilitiesInvalid,
@@ -85,6 +86,11 @@ def check_fields(
             clean["memory"] = check_memory(fields["memory"])
         except ValueError as exc:
             errors["memory"] = [str(exc)]
+    if "feedback" in fields:
+        try:
+            clean["feedback"] = check_feedback_option(fields["feedback"])
+        except ValueError as exc:
+            errors["feedback"] = [str(exc)]
     if "max_iterations" in fields and not 1 <= int(fields["max_iterations"]) <= MAX_ITERATIONS:
         errors["max_iterations"] = [f"must be between 1 and {MAX_ITERATIONS}"]
     if (

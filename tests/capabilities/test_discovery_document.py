@@ -104,12 +104,14 @@ def test_an_agent_with_an_approval_tool_declares_human_in_the_loop(api, agent) -
         "approvals": True,
         "interrupts": True,
         "approveWithEdits": True,
+        "feedback": True,
+        "interventions": True,
     }
 
 
-def test_an_agent_without_an_approval_tool_declares_no_human_in_the_loop(api, agent) -> None:
+def test_an_agent_without_an_approval_tool_declares_feedback_and_interventions_only(api, agent) -> None:
     AgentSkill.objects.filter(agent=agent, skill__skill_id="refunds").delete()
-    assert "humanInTheLoop" not in document(api)
+    assert document(api)["humanInTheLoop"] == {"supported": True, "feedback": True, "interventions": True}
 
 
 def test_a_skill_level_requires_approval_is_enough_for_human_in_the_loop(api, owner_tenant) -> None:
@@ -246,7 +248,7 @@ def test_derived_values_stored_behind_the_validators_back_never_reach_the_docume
         }
     )
     doc = document(api)
-    assert "humanInTheLoop" not in doc
+    assert "approvals" not in doc["humanInTheLoop"]
     assert doc["tools"]["supported"] is True and "load_capability" in tool_names(doc)
     assert doc["execution"]["maxIterations"] == agent.max_iterations
     assert [e["id"] for e in doc["custom"]["onDemandCapabilities"]] == ["todos", "weather"]

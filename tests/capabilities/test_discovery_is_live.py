@@ -74,7 +74,7 @@ def test_a_disabled_skill_leaves_the_catalog_and_an_enabled_one_comes_back(api, 
     skill_set_enabled(skill=refunds, enabled=False)
     disabled = watch.get()
     assert set(catalog_of(disabled)) == {"todos", "weather"}
-    assert "humanInTheLoop" not in disabled  # its approval tool went with it
+    assert "approvals" not in disabled["humanInTheLoop"]  # its approval tool went with it
 
     skill_set_enabled(skill=refunds, enabled=True)
     enabled = watch.get()

@@ -208,6 +208,37 @@ const scenarios = {
     return result;
   },
 
+  async feedback(page) {
+    await signIn(page, hub);
+    // A slow first step: the run is active long enough to intervene in it.
+    await send(page, script({ delay_ms: 2500, call: "get_forecast", args: { city: "Oslo" } }, { say: "Forecast sent." }));
+    await page.waitForSelector("#intervene:not([hidden])", { timeout: TIMEOUT });
+    const thread = await threadId(page);
+    await page.fill("#intervene-input", "Use Celsius, please.");
+    await page.click("#intervene button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("#messages").textContent.includes("The agent read your intervention."), null, { timeout: TIMEOUT });
+    await runEnds(page);
+    const interveneHiddenAfter = await page.getAttribute("#intervene", "hidden");
+    const bar = ".msg.assistant:last-of-type .rate";
+    await page.click(`${bar} .rate-down`);
+    await page.waitForFunction((sel) => document.querySelector(`${sel} .rate-status`).textContent.startsWith("Thanks"), bar, { timeout: TIMEOUT });
+    await page.fill(`${bar} .rate-comment`, "It answered in Fahrenheit.");
+    await page.click(`${bar} .rate-send`);
+    await page.waitForFunction((sel) => document.querySelector(`${sel} .rate-status`).textContent.includes("comment"), bar, { timeout: TIMEOUT });
+    await page.screenshot({ path: `${ARTIFACTS}/playground-feedback-1280.png` });
+    const pressed = await page.getAttribute(`${bar} .rate-down`, "aria-pressed");
+    const messages = await page.textContent("#messages"); // page-only notices go with a reload
+    // Reopened, the page shows the rating it gave.
+    await page.reload();
+    await page.waitForSelector("#app:not([hidden])", { timeout: TIMEOUT });
+    await page.click(`#threads [data-thread-id="${thread}"]`);
+    await page.waitForFunction((sel) => document.querySelector(`${sel}[data-rating="-1"]`), bar, { timeout: TIMEOUT });
+    return {
+      threadId: thread, pressed, interveneHiddenAfter,
+      commentAfterReload: await page.inputValue(`${bar} .rate-comment`), messages,
+    };
+  },
+
   async approval(page) {
     const sockets = watchSockets(page);
     await signIn(page, hub);

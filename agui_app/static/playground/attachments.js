@@ -28,6 +28,16 @@ export class Attachments {
     return parts;
   }
 
+  /** A button that opens the file input, whose chosen file is uploaded at once. */
+  bind(button, input, { api, onError }) {
+    button.addEventListener("click", () => input.click());
+    input.addEventListener("change", (event) => {
+      const [file] = event.target.files;
+      event.target.value = "";
+      if (file) this.add(api(), file).catch(onError);
+    });
+  }
+
   show() {
     const chip = $("#attached");
     chip.hidden = this.files.length === 0;

@@ -3,6 +3,7 @@
 // in place as deltas stream.
 
 import { fill, h, pretty } from "./dom.js";
+import { interventionNotice } from "./feedback.js";
 
 /** What a tool call's chip says: label, tone, and a title for the ones that need explaining. */
 export const TOOL_STATUS = {
@@ -59,8 +60,9 @@ export function auditStatus(event) {
 const MEMORY_TOOLS = { recall: "memory read", remember: "memory write", forget: "memory write" };
 
 export class Conversation {
-  constructor(list) {
+  constructor(list, { onAssistant = null } = {}) {
     this.list = list;
+    this.onAssistant = onAssistant; // (node, messageId): an assistant message was shown
     this.items = new Map(); // id → {kind, node, …}
     this.toolNames = new Map(); // toolCallId → {name, args}
   }
@@ -95,7 +97,9 @@ export class Conversation {
   text(id) {
     return this.item(id, () => {
       const bubble = h("div.bubble", {});
-      return { kind: "text", bubble, node: h("li.msg.assistant", { dataset: { messageId: id } }, bubble) };
+      const node = h("li.msg.assistant", { dataset: { messageId: id } }, bubble);
+      this.onAssistant?.(node, id);
+      return { kind: "text", bubble, node };
     });
   }
 
@@ -193,7 +197,8 @@ export class Conversation {
       case "CUSTOM":
         if (event.name === "agui.capability_skipped") {
           this.notice(`Capability ${event.value?.id} left out: ${event.value?.reason}`, "warn");
-        } else this.outcome(event);
+        } else if (interventionNotice(event)) this.notice(interventionNotice(event));
+        else this.outcome(event);
         break;
       default: return;
     }
@@ -269,4 +274,13 @@ export function partText(part) {
   if (part.type === "text") return part.text ?? "";
   const source = part.source ?? {};
   return ` [${part.type}: ${source.mimeType ?? source.type ?? "file"}]`;
+}
+
+/** A thread's title: the first words of its first message (a demo script: the steps it takes). */
+export function titleFor(text) {
+  try {
+    const steps = JSON.parse(text).agui_script;
+    if (Array.isArray(steps)) return `Script: ${steps.map((s) => s.call ?? (s.say ? "say" : "step")).join(" → ")}`.slice(0, 60);
+  } catch { /* words, not a script */ }
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }

@@ -4,8 +4,9 @@
 
 import { Approvals } from "./approvals.js";
 import { Attachments } from "./attachments.js";
-import { Conversation, partText } from "./conversation.js";
+import { Conversation, partText, titleFor } from "./conversation.js";
 import { $, fill, h, when } from "./dom.js";
+import { Intervene, Ratings } from "./feedback.js";
 import { EventLog, renderCapabilities } from "./inspector.js";
 import { applyPatch } from "./jsonpatch.js";
 import { connectThread, ThreadStream } from "./transport.js";
@@ -17,7 +18,8 @@ const app = {
   api: null, agents: [], agent: null, transport: "websocket", threadId: null, stream: null,
   state: {}, version: 0, run: null, agentDoc: null, threadDoc: null, loaded: [], capsWhich: "agent",
 };
-const conversation = new Conversation($("#messages"));
+const ratings = new Ratings({ api: null, threadId: () => app.threadId, onError: (message, code) => conversation.error(message, code) });
+const conversation = new Conversation($("#messages"), { onAssistant: (node, id) => ratings.attach(node, id) });
 const attachments = new Attachments();
 const log = new EventLog($("#tab-events"));
 const tree = new StateTree($("#state-tree"), { onPatch: sendPatch, version: () => app.version });
@@ -30,6 +32,12 @@ const approvals = new Approvals($("#approvals"), {
 
 function showApp(api, agents) {
   app.api = api;
+  ratings.api = api;
+  new Intervene($("#intervene"), {
+    api, threadId: () => app.threadId, runId: () => app.run?.id ?? undefined,
+    onSent: (message) => conversation.notice(`Sent to the run: ${message}`),
+    onError: (message, code) => conversation.error(message, code),
+  });
   app.agents = agents;
   $("#signin").hidden = true;
   $("#app").hidden = false;
@@ -95,6 +103,7 @@ async function openThread(threadId) {
   if (stale()) return;
   $("#thread-title").textContent = detail.title || "Untitled thread";
   conversation.snapshot(hydrated.messages);
+  quietly(ratings.hydrate($("#messages")));
   if (hydrated.outcome?.type === "interrupt") {
     approvals.show(hydrated.outcome.interrupts);
     for (const item of hydrated.outcome.interrupts) conversation.awaiting(item.toolCallId);
@@ -130,15 +139,6 @@ async function send(text) {
   const content = parts.length ? [{ type: "text", text }, ...parts] : text;
   conversation.user(id, parts.length ? `${text}${parts.map(partText).join("")}` : text);
   await startRun({ messages: [{ id, role: "user", content }] });
-}
-
-/** A thread's title: the first words of its first message (a demo script: the steps it takes). */
-function titleFor(text) {
-  try {
-    const steps = JSON.parse(text).agui_script;
-    if (Array.isArray(steps)) return `Script: ${steps.map((s) => s.call ?? (s.say ? "say" : "step")).join(" → ")}`.slice(0, 60);
-  } catch { /* words, not a script */ }
-  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
 
 async function startRun(options) {
@@ -190,6 +190,7 @@ function finished(event) {
 function afterRun() {
   app.run = app.run && { ...app.run, active: false };
   $("#stop").hidden = true;
+  $("#intervene").hidden = true;
   quietly(refreshCaps());
   quietly(refreshThreads());
 }
@@ -200,6 +201,7 @@ function setRun(run) {
   chip.textContent = run ? run.status : "idle";
   chip.dataset.tone = { running: "running", starting: "running", succeeded: "ok", failed: "error", cancelled: "warn", "awaiting approval": "warn" }[run?.status] ?? "idle";
   $("#stop").hidden = !(run?.status === "running" && run.id);
+  $("#intervene").hidden = !(run?.status === "running" && run.id);
 }
 
 async function stop() {
@@ -349,11 +351,8 @@ $("#prompt").addEventListener("keydown", (event) => {
     $("#composer").requestSubmit();
   }
 });
-$("#attach").addEventListener("click", () => $("#attach-input").click());
-$("#attach-input").addEventListener("change", (event) => {
-  const [file] = event.target.files;
-  event.target.value = "";
-  if (file) attachments.add(app.api, file).catch((error) => conversation.error(error.message, error.code));
+attachments.bind($("#attach"), $("#attach-input"), {
+  api: () => app.api, onError: (error) => conversation.error(error.message, error.code),
 });
 $("#new-thread").addEventListener("click", () => app.agent && selectAgent(app.agent));
 $("#stop").addEventListener("click", stop);

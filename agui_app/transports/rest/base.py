@@ -3,9 +3,11 @@ pagination, and the documented shapes of errors and pages."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
@@ -14,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agui_app.access import Principal, Scope
-from agui_app.errors import Unauthenticated
+from agui_app.errors import Unauthenticated, Unprocessable
 from agui_app.models import Tenant, Thread
 from agui_app.selectors.threads import thread_or_404
 from agui_app.transports.edge.auth import KEY_REQUIRED, TenantUser
@@ -113,3 +115,22 @@ def page_of(item: type[serializers.Serializer]) -> serializers.Serializer:
             },
         )
     return _PAGES[item]()
+
+
+def parse_moment(raw: str | None, name: str, *, end: bool) -> datetime | None:
+    """A date (``end``: the day after it, so ``to`` is inclusive) or an ISO datetime (naive = UTC)."""
+    if raw is None or raw == "":
+        return None
+    try:
+        day = parse_date(raw)
+        moment = None if day is not None else parse_datetime(raw)
+    except ValueError:
+        day = moment = None
+    if day is not None:
+        return datetime.combine(day + timedelta(days=1) if end else day, time(), tzinfo=UTC)
+    if moment is None:
+        raise Unprocessable(
+            f"{name} must be a date (YYYY-MM-DD) or an ISO 8601 datetime.",
+            details={"fields": [{"field": name, "message": "not a date or datetime"}]},
+        )
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

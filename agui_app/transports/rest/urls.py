@@ -5,7 +5,17 @@ beside it in ``project.urls``. The streaming endpoints (``POST agents/{agent}``,
 
 from django.urls import path
 
-from agui_app.transports.rest import capabilities, events, files, runs, state, threads, tool_calls
+from agui_app.transports.rest import (
+    capabilities,
+    events,
+    feedback,
+    files,
+    interventions,
+    runs,
+    state,
+    threads,
+    tool_calls,
+)
 
 urlpatterns = [
     path(
@@ -16,6 +26,7 @@ urlpatterns = [
     path("files", files.FileListView.as_view(), name="file-list"),
     path("files/<str:file_id>", files.FileDetailView.as_view(), name="file-detail"),
     path("files/<str:file_id>/content", files.FileContentView.as_view(), name="file-content"),
+    path("feedback", feedback.FeedbackReportView.as_view(), name="feedback-report"),
     path("threads", threads.ThreadListView.as_view(), name="thread-list"),
     path("threads/<str:thread_id>", threads.ThreadDetailView.as_view(), name="thread-detail"),
     path("threads/<str:thread_id>/messages", threads.ThreadMessagesView.as_view(), name="thread-messages"),
@@ -30,6 +41,12 @@ urlpatterns = [
         "threads/<str:thread_id>/capabilities",
         capabilities.ThreadCapabilitiesView.as_view(),
         name="thread-capabilities",
+    ),
+    path("threads/<str:thread_id>/feedback", feedback.ThreadFeedbackView.as_view(), name="thread-feedback"),
+    path(
+        "threads/<str:thread_id>/interventions",
+        interventions.ThreadInterventionsView.as_view(),
+        name="thread-interventions",
     ),
     path("threads/<str:thread_id>/runs", runs.ThreadRunsView.as_view(), name="thread-runs"),
     path(

@@ -13,7 +13,7 @@ session's tenants, 4409 the session's tenants hold several such threads (both he
 frame, as an ``auth`` frame may bring a user token). Every other error is an ``error`` frame, and
 the socket stays usable. A user token reaches only its user's threads (another's reads as missing:
 ``not_found`` frames), also when it narrows a staff session's socket; each frame needs its scope (``subscribe``/``state.get``: ``threads:read``, ``run``/``cancel``: ``runs``,
-``state.patch``: ``state:write``).
+``state.patch``: ``state:write``, ``intervene``: ``runs``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from agui_app.runtime.run_messages import closing_snapshot
 from agui_app.runtime.warm import principal_of
 from agui_app.selectors.runs import run_or_404
 from agui_app.selectors.threads import staff_thread, thread_for, thread_or_404
+from agui_app.services.interventions import intervention_send
 from agui_app.services.runs import run_request_cancel
 from agui_app.services.state import state_apply_patch
 from agui_app.services.tokens import TokenExpired
@@ -58,6 +59,7 @@ from agui_app.transports.ws.frames import (
     UNLOGGED_EVENT_FRAME,
     AuthFrame,
     CancelFrame,
+    InterveneFrame,
     PingFrame,
     RunFrame,
     StateGetFrame,
@@ -258,6 +260,16 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         """Ask the run's process to cancel it; its ``RUN_FINISHED`` (cancelled) arrives as an event."""
         run = await arun_or_404(await self.current_thread(), frame.run_id)
         await arun_request_cancel(run=run)
+
+    async def on_intervene(self, frame: InterveneFrame) -> None:
+        """A message to the active run (read at its next model request): ``intervention.ack``
+        answers; the ``CUSTOM agui.intervention`` event itself comes through the log."""
+        assert self.principal is not None
+        thread = await self.current_thread()
+        sent = await in_db_thread(intervention_send)(
+            principal=self.principal, thread=thread, message=frame.message, run_id=frame.run_id
+        )
+        await self.send_frame({"type": "intervention.ack", "runId": sent.run_id, "seq": sent.event.seq})
 
     async def on_ping(self, frame: PingFrame) -> None:
         await self.send_frame({"type": "pong"})

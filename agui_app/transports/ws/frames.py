@@ -51,6 +51,12 @@ class CancelFrame(ClientFrame):
     run_id: str = Field(alias="runId", min_length=1, max_length=128)
 
 
+class InterveneFrame(ClientFrame):
+    type: Literal["intervene"]
+    message: str = Field(min_length=1)  # its limit: ``services.interventions``
+    run_id: str | None = Field(default=None, alias="runId", min_length=1, max_length=128)
+
+
 class PingFrame(ClientFrame):
     type: Literal["ping"]
 
@@ -62,6 +68,7 @@ FRAMES: dict[str, type[ClientFrame]] = {
     "state.patch": StatePatchFrame,
     "state.get": StateGetFrame,
     "cancel": CancelFrame,
+    "intervene": InterveneFrame,
     "ping": PingFrame,
 }
 
@@ -109,5 +116,6 @@ FRAME_SCOPES = {
     "state.get": Scope.THREADS_READ,
     "run": Scope.RUNS,
     "cancel": Scope.RUNS,
+    "intervene": Scope.RUNS,
     "state.patch": Scope.STATE_WRITE,
 }

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,7 +22,7 @@ from agui_app.services.usage import month_of, next_month, usage_this_month
 from agui_app.services.webhook_secrets import SHOWN_PREFIX_CHARS, webhook_secret_rotate
 from agui_app.transports.outputs import iso
 from agui_app.transports.rest.access import serializers as io
-from agui_app.transports.rest.base import TenantAPIView
+from agui_app.transports.rest.base import TenantAPIView, parse_moment
 
 ERRORS = {code: io.ErrorBody for code in (400, 401, 403, 422, 429)}
 MAX_USAGE_DAYS = 400
@@ -95,25 +94,6 @@ class WebhookSecretView(TenantAPIView):
             tenant=Tenant.objects.get(pk=self.principal(request).tenant.pk)
         )
         return Response({"secret": secret, "prefix": secret[:SHOWN_PREFIX_CHARS], "rotatedAt": iso(rotated)})
-
-
-def parse_moment(raw: str | None, name: str, *, end: bool) -> datetime | None:
-    """A date (``end``: the day after it, so ``to`` is inclusive) or an ISO datetime (naive = UTC)."""
-    if raw is None or raw == "":
-        return None
-    try:
-        day = parse_date(raw)
-        moment = None if day is not None else parse_datetime(raw)
-    except ValueError:
-        day = moment = None
-    if day is not None:
-        return datetime.combine(day + timedelta(days=1) if end else day, time(), tzinfo=UTC)
-    if moment is None:
-        raise Unprocessable(
-            f"{name} must be a date (YYYY-MM-DD) or an ISO 8601 datetime.",
-            details={"fields": [{"field": name, "message": "not a date or datetime"}]},
-        )
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class UsageView(TenantAPIView):

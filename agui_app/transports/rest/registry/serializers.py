@@ -126,6 +126,12 @@ class AgentSerializer(serializers.Serializer):
         help_text='Long-term memory: {"scope": "user" | "agent" | "tenant", "write": true} gives runs the '
         "deferred capability `memory` (remember, recall, forget) in that scope; null: none.",
     )
+    feedback = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text='{"useInInstructions": true}: runs see the thread\'s recent ratings with comments in their '
+        "instructions; null: they do not.",
+    )
     url = serializers.SerializerMethodField()
     version = serializers.IntegerField(
         read_only=True, help_text="Its current version (GET …/versions); runs record the one they ran."

@@ -310,3 +310,21 @@ def test_a_member_attaches_an_image_and_the_demo_model_describes_it(
     assert "image/png" in seen["answers"][-1] and "30x20 pixels" in seen["answers"][-1]
     stored = api_get(server, owner_key, f"/threads/{seen['threadId']}/messages")["messages"]
     assert stored[0]["content"][1]["source"]["value"].startswith("agui-file://")
+
+
+def test_a_thumbs_down_with_a_comment_and_an_intervention_from_the_page(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    seen = drive("feedback", *ready)
+
+    server, _, owner_key = ready
+    assert seen["pressed"] == "true" and seen["interveneHiddenAfter"] is not None
+    assert seen["commentAfterReload"] == "It answered in Fahrenheit."
+    assert "Sent to the run: Use Celsius, please." in seen["messages"]
+    assert "The agent read your intervention." in seen["messages"]
+    [rating] = api_get(server, owner_key, f"/threads/{seen['threadId']}/feedback")["items"]
+    assert (rating["rating"], rating["comment"]) == (-1, "It answered in Fahrenheit.")
+    assert rating["by"].startswith("user:staff:")
+    events = api_get(server, owner_key, f"/threads/{seen['threadId']}/events")["items"]
+    told = [e["event"]["value"] for e in events if e["event"].get("name") == "agui.intervention"]
+    assert [(t["kind"], t["phase"]) for t in told] == [("message", "sent"), ("message", "delivered")]
