@@ -25,7 +25,8 @@ from django.utils.safestring import SafeString
 
 from capabilities.admin.common import admin_changed_by, agents_with_skills, diff_lines, shows_several_tenants
 from capabilities.admin.skill_feedback import version_feedback
-from capabilities.admin_forms import SkillImportForm, SkillSourceForm, skill_error_messages
+from capabilities.admin_forms import SkillSourceForm, skill_error_messages
+from capabilities.admin_import_form import SkillImportForm
 from capabilities.admin_scoping import TenantScopedAdmin, scope_queryset
 from capabilities.availability import skill_problems
 from capabilities.models import Agent, Skill, SkillVersion
