@@ -45,6 +45,8 @@ AGENT_WRITABLE_FIELDS = (
     "webhook_url",
     "on_disconnect",
     "memory",
+    "subagents",
+    "handoffs",
 )
 
 
@@ -101,6 +103,18 @@ class Agent(models.Model):
         blank=True,
         help_text='Long-term memory: {"scope": "user" | "agent" | "tenant", "write": true} gives runs the '
         "deferred capability `memory` (remember, recall, forget) in that scope; empty: no memory.",
+    )
+    subagents = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Slugs of the tenant's agents this one may delegate a task to (built-in tool `delegate`); "
+        "each runs as a sub-agent inside the run.",
+    )
+    handoffs = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Slugs of the tenant's agents this one may hand the conversation over to (built-in tool "
+        "`handoff`); the target becomes the thread's agent.",
     )
     webhook_url = models.URLField(
         max_length=2000, blank=True, help_text="Optional URL told about every finished run."

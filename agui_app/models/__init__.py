@@ -4,6 +4,7 @@ from agui_app.models.conversations import ConversationEntry, ConversationRecord
 from agui_app.models.memory import MemoryItem, MemoryNamespace
 from agui_app.models.runs import Event, OnDisconnect, Run, RunStatus
 from agui_app.models.schedules import FiringOutcome, Schedule, ScheduleFiring
+from agui_app.models.subagents import SubagentRun, SubagentStatus
 from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
 from agui_app.models.webhooks import DeliveryStatus, WebhookDelivery
@@ -27,6 +28,8 @@ __all__ = [
     "ScheduleFiring",
     "StateRevision",
     "StateSource",
+    "SubagentRun",
+    "SubagentStatus",
     "Tenant",
     "Thread",
     "TokenRevocation",

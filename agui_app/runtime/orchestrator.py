@@ -49,6 +49,7 @@ from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, 
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
 from agui_app.runtime.memory import run_memory  # memory (§20)
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
+from agui_app.runtime.subagents import RunAgents, RunTree
 from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
@@ -58,6 +59,7 @@ from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
 from capabilities.assembly import RunAgentPlan
 from capabilities.models import Agent
+from capabilities.multi_agent import targets_of
 from capabilities.runtime import ToolDeps
 
 logger = logging.getLogger(__name__)
@@ -187,6 +189,7 @@ class RunExecution:
         adapter.limits = RunLimits(plan.max_iterations, plan.max_execution_seconds)
         record = await self.conversation.read_record(self.thread.conversation_id)  # from memory
         earlier_requests = record.usage.requests if record is not None else 0
+        request_limit = earlier_requests + plan.max_iterations
         deps = ToolDeps(
             tenant_slug=self.tenant.slug,
             agent_slug=self.agent.slug,
@@ -194,18 +197,29 @@ class RunExecution:
             run_id=self.run.run_id,
             state_gateway=self.gateway,
             memory=run_memory(self.agent, self.tenant, self.thread),  # memory (§20)
+            agents=self.agents(request_limit),  # sub-agents and handoffs (§19)
         )
         return adapter.run_stream(
             deps=deps,
             conversation_id=self.thread.conversation_id,
             # Limits are per run: the stored conversation's usage counts against them otherwise.
-            usage_limits=UsageLimits(request_limit=earlier_requests + plan.max_iterations),
+            usage_limits=UsageLimits(request_limit=request_limit),
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
             instructions=state_instructions,
             capabilities=[StateSync(self.gateway), self.meter, self.audit],
             on_cancel=self.on_cancelled,
         )
+
+    def agents(self, request_limit: int) -> RunAgents | None:
+        """The run's sub-agent gateway, for an agent with sub-agents or handoff targets."""
+        if not (targets_of(self.agent, "subagents") or targets_of(self.agent, "handoffs")):
+            return None
+        tree = RunTree(execution=self, request_limit=request_limit)
+        return RunAgents(tree=tree, agent=self.agent, ids=self.stream_ids)
+
+    async def hand_off(self, target: Any, *, note: str, tool_call_id: str) -> str:
+        raise NotImplementedError
 
     async def log(self, event: BaseEvent) -> None:
         gateway = self.gateway

@@ -81,6 +81,7 @@ class AgentAdmin(TenantScopedAdmin):
             ),
             ("Run control", {"fields": ["on_disconnect", "webhook_url"]}),
             ("Long-term memory", {"fields": ["memory"]}),
+            ("Sub-agents and handoffs", {"fields": ["subagents", "handoffs"]}),
         ]
         if obj is not None:
             fieldsets.insert(1, ("Skills left out of runs", {"fields": ["skipped_skills"]}))

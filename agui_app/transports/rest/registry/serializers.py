@@ -116,6 +116,18 @@ class AgentSerializer(serializers.Serializer):
         help_text='Long-term memory: {"scope": "user" | "agent" | "tenant", "write": true} gives runs the '
         "deferred capability `memory` (remember, recall, forget) in that scope; null: none.",
     )
+    subagents = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        max_length=20,
+        help_text="Slugs of the tenant's agents it may delegate a task to (the `delegate` tool; §19).",
+    )
+    handoffs = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        max_length=20,
+        help_text="Slugs of the tenant's agents it may hand the conversation over to (the `handoff` tool).",
+    )
     url = serializers.SerializerMethodField()
     version = serializers.IntegerField(
         read_only=True, help_text="Its current version (GET …/versions); runs record the one they ran."

@@ -1,0 +1,59 @@
+"""Recording sub-agent invocations (docs/design.md §19) and closing the ones a dead run left open."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from agui_app.models import SubagentRun, SubagentStatus
+
+
+@dataclass(frozen=True)
+class SubagentRecord:
+    thread_pk: uuid.UUID
+    run_pk: int
+    subagent_run_id: str
+    parent_subagent_run_id: str
+    parent_tool_call_id: str
+    agent: str
+    depth: int
+    task: str
+    status: str
+    result: Any
+    error: dict[str, str] | None
+    history: list[Any]
+    messages: list[dict[str, Any]]
+    loaded_capabilities: list[str]
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    started_at: datetime
+
+
+def subagent_run_record(record: SubagentRecord) -> SubagentRun:
+    """Store one ended invocation (one INSERT: atomic on its own)."""
+    return SubagentRun.objects.create(
+        thread_id=record.thread_pk,
+        run_id=record.run_pk,
+        subagent_run_id=record.subagent_run_id,
+        parent_subagent_run_id=record.parent_subagent_run_id,
+        parent_tool_call_id=record.parent_tool_call_id,
+        agent=record.agent,
+        depth=record.depth,
+        task=record.task,
+        status=SubagentStatus(record.status),
+        result=record.result,
+        error=record.error,
+        history=record.history,
+        messages=record.messages,
+        loaded_capabilities=record.loaded_capabilities,
+        requests=record.requests,
+        input_tokens=record.input_tokens,
+        output_tokens=record.output_tokens,
+        started_at=record.started_at,
+        finished_at=timezone.now(),
+    )
