@@ -14,6 +14,7 @@ Limits: ``AGUI_SUBAGENT_MAX_DEPTH`` nesting, ``AGUI_SUBAGENT_MAX_PER_RUN`` invoc
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import time
@@ -21,6 +22,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import jsonpatch
+import jsonpointer
 from ag_ui.core import (
     BaseEvent,
     EventType,
@@ -127,6 +130,26 @@ class MessageFolder:
         elif kind == "TOOL_CALL_ARGS":
             if (call := self.call(event["toolCallId"])) is not None:
                 call["function"]["arguments"] += event["delta"]
+        elif kind == "ACTIVITY_SNAPSHOT":
+            activity = {
+                "id": event["messageId"],
+                "role": "activity",
+                "activityType": event["activityType"],
+                "content": copy.deepcopy(event["content"]),
+                "subagentRunId": sub,
+            }
+            existing = self.find(event["messageId"])
+            if existing is None:
+                self.messages.append(activity)
+            elif existing["role"] == "activity" and event.get("replace", True):
+                existing.update(activity)
+        elif kind == "ACTIVITY_DELTA":
+            existing = self.find(event["messageId"])
+            if existing is not None and existing["role"] == "activity":
+                try:
+                    existing["content"] = jsonpatch.apply_patch(existing.get("content") or {}, event["patch"])
+                except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException):
+                    pass  # the client warns and keeps the content as it was
         elif kind == "TOOL_CALL_RESULT":
             result = {
                 "id": event["messageId"],

@@ -95,7 +95,14 @@ async def test_a_delegation_streams_the_child_as_a_sub_agent_invocation(
     assert [s["subagentRunId"] for s in body["subagents"]] == [sub_id]
     listed = body["subagents"][0]
     assert listed["parentToolCallId"] == call["toolCallId"] and listed["usage"]["requests"] == 3
-    assert [m["role"] for m in listed["messages"]] == ["assistant", "tool", "assistant", "tool", "assistant"]
+    assert [m["role"] for m in listed["messages"]] == [
+        "assistant",
+        "tool",
+        "activity",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
     assert all(m["subagentRunId"] == sub_id for m in listed["messages"])
     assert listed["messages"][-1]["content"] == "Oslo is sunny"
     # The parent's usage counts its children's requests (2 of its own + 3).
@@ -175,3 +182,23 @@ async def test_a_run_makes_at_most_the_configured_number_of_delegations(
     assert (
         "AGUI_SUBAGENT_MAX_PER_RUN" in [f.data["content"] for f in frames if f.type == "TOOL_CALL_RESULT"][1]
     )
+
+
+async def test_a_client_sending_back_the_childs_messages_adds_nothing_to_the_threads_history(
+    aclient: AsgiClient, team: tuple[Agent, Agent]
+) -> None:
+    first = await run(
+        aclient,
+        "lead",
+        run_input("t-echo", [user(script(delegate("researcher", {"say": "hi"}), {"say": "ok"}))]),
+    )
+    run_id = first[0].data["runId"]
+    detail = json.loads((await aclient.get(f"/api/v1/threads/t-echo/runs/{run_id}")).content)
+    before = json.loads((await aclient.get("/api/v1/threads/t-echo/messages")).content)["messages"]
+    echoed = [*before, *detail["subagents"][0]["messages"], user(script({"say": "again"}))]
+    second = await run(aclient, "lead", run_input("t-echo", echoed))
+    assert second[-1].type == "RUN_FINISHED"
+    after = json.loads((await aclient.get("/api/v1/threads/t-echo/messages")).content)["messages"]
+    assert [m["id"] for m in after[: len(before)]] == [m["id"] for m in before]
+    assert [m["role"] for m in after[len(before) :]] == ["user", "assistant"]
+    assert all("subagentRunId" not in m for m in after)
