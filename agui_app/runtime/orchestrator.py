@@ -19,6 +19,7 @@ from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
+    CustomEvent,
     EventType,
     RunAgentInput,
     RunErrorEvent,
@@ -27,6 +28,7 @@ from ag_ui.core import (
     ToolCallResultEvent,
 )
 from django.conf import settings
+from django.utils import timezone
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.conversation_store import ConversationConflict
 from pydantic_ai.exceptions import RunCancelled
@@ -35,6 +37,7 @@ from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
 from agui_app import logs, metrics
+from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.events.shape import (
     PendingEvent,
     capability_skipped,
@@ -57,16 +60,19 @@ from agui_app.services.admission import Admission
 from agui_app.services.completion import Completed, RunEnd, run_complete
 from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
+from agui_app.services.subagents import thread_hand_off
 from capabilities.assembly import RunAgentPlan
 from capabilities.models import Agent
 from capabilities.multi_agent import targets_of
-from capabilities.runtime import ToolDeps
+from capabilities.runtime import DelegationRefused, ToolDeps
 
 logger = logging.getLogger(__name__)
 CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
 # pydantic-ai also emits REASONING_ENCRYPTED_VALUE for models that do not reason: its continuity
 # claims for client-built histories (tool kinds, outcomes), which a server-managed history never reads.
 REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONING", "THINKING")))
+HANDOFF_EVENT = "agui.handoff"
+athread_hand_off = in_db_thread(thread_hand_off)
 CONFLICT_ERROR = {
     "code": "conversation_conflict",
     "message": "The conversation changed while the run was answering (another writer); its answer was "
@@ -133,6 +139,7 @@ class RunExecution:
         self.began = time.monotonic()
         self.first_event_seen = False
         self.queued_behind = False  # its end found runs queued on the thread
+        self.handed_to: str | None = None  # the agent its handoff tool handed the thread to (§19)
 
     async def on_cancelled(self, cancelled: RunCancelled) -> None:
         self.partial = cancelled.new_messages()
@@ -219,7 +226,26 @@ class RunExecution:
         return RunAgents(tree=tree, agent=self.agent, ids=self.stream_ids)
 
     async def hand_off(self, target: Any, *, note: str, tool_call_id: str) -> str:
-        raise NotImplementedError
+        """The ``handoff`` tool (§19): the target becomes the thread's agent (recorded at once, one
+        statement), a ``CUSTOM agui.handoff`` event says so, and later runs — posted to any agent of
+        the chain — are served by it."""
+        if self.handed_to is not None:
+            raise DelegationRefused("This run already handed the conversation over.")
+        entry = {
+            "from": self.agent.slug,
+            "to": target.agent.slug,
+            "note": note,
+            "runId": self.run.run_id,
+            "toolCallId": tool_call_id,
+            "at": timezone.now().isoformat().replace("+00:00", "Z"),
+        }
+        await athread_hand_off(thread=self.thread, to_agent_id=target.agent.pk, entry=entry)
+        self.handed_to = target.agent.slug
+        await self.writer.add(encode(CustomEvent(name=HANDOFF_EVENT, value=entry)))
+        return (
+            f"Handed off to {target.agent.name} ({target.agent.slug}): it answers this conversation from "
+            "the user's next message on. Tell the user so in one short sentence; do not answer for it."
+        )
 
     async def log(self, event: BaseEvent) -> None:
         gateway = self.gateway

@@ -9,7 +9,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from agui_app.models import SubagentRun, SubagentStatus
+from agui_app.errors import ApiError
+from agui_app.models import SubagentRun, SubagentStatus, Thread
 
 
 @dataclass(frozen=True)
@@ -57,3 +58,37 @@ def subagent_run_record(record: SubagentRecord) -> SubagentRun:
         started_at=record.started_at,
         finished_at=timezone.now(),
     )
+
+
+class HandedOff(ApiError):
+    """The run was posted to an agent the thread was handed off from (or through): the thread's
+    current agent serves it instead (``runtime.admission`` admits it again with that one)."""
+
+    status = 409
+    code = "thread_handed_off"
+
+    def __init__(self, agent_slug: str) -> None:
+        super().__init__(f"The thread was handed off to the agent {agent_slug!r}.", code=self.code)
+        self.agent_slug = agent_slug
+
+
+def handoff_chain(thread: Thread) -> set[str]:
+    """Every agent slug the thread's handoffs name (from or to)."""
+    return {
+        str(slug)
+        for entry in (thread.handoffs or [])
+        if isinstance(entry, dict)
+        for slug in (entry.get("from"), entry.get("to"))
+        if slug
+    }
+
+
+def thread_hand_off(*, thread: Thread, to_agent_id: int, entry: dict[str, Any]) -> None:
+    """Make ``to_agent_id`` the thread's agent and record the handoff ``entry`` ({from, to, note,
+    runId, at}) — one statement. The run that hands off is the thread's only active run, so its copy
+    of ``handoffs`` is current."""
+    handoffs = [*(thread.handoffs or []), entry]
+    Thread.objects.filter(pk=thread.pk).update(
+        agent_id=to_agent_id, handoffs=handoffs, updated_at=timezone.now()
+    )
+    thread.handoffs = handoffs

@@ -44,6 +44,7 @@ def thread_detail(
         "status": "running" if active is not None else "idle",
         "activeRunId": active.run_id if active is not None else None,
         "loadedCapabilities": [loaded_capability(item, available) for item in loaded],
+        "handoffs": thread.handoffs or [],  # each change of its agent (§19), oldest first
     }
 
 
