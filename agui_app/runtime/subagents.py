@@ -14,6 +14,7 @@ Limits: ``AGUI_SUBAGENT_MAX_DEPTH`` nesting, ``AGUI_SUBAGENT_MAX_PER_RUN`` invoc
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import logging
@@ -46,6 +47,7 @@ from pydantic_ai.usage import RunUsage, UsageLimits
 
 from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import NotFound
+from agui_app.events.closing import TRACKED_TYPES, closing_events
 from agui_app.events.shape import encode
 from agui_app.pydantic_ai_private import loaded_capability_ids
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits
@@ -188,6 +190,7 @@ class Invocation:
     parent_tool_call_id: str
     started_at: Any = field(default_factory=timezone.now)
     folder: MessageFolder = field(default_factory=MessageFolder)
+    logged: list[tuple[str, str]] = field(default_factory=list)  # its events that open or close items
     ids: StreamIds = field(default_factory=StreamIds)
     usage: RunUsage = field(default_factory=RunUsage)  # the run's (shared with the parent)
     before: tuple[int, int, int] = (0, 0, 0)  # its requests and tokens when the invocation began
@@ -281,6 +284,8 @@ class RunAgents:
     async def log(self, invocation: Invocation, event: BaseEvent) -> None:
         pending = encode(event)
         invocation.folder.observe(json.loads(pending.data))
+        if pending.type in TRACKED_TYPES:
+            invocation.logged.append((pending.type, pending.data))
         await self.tree.execution.writer.add(pending)
 
     async def run_child(self, invocation: Invocation, plan: Any) -> str:
@@ -360,12 +365,21 @@ class RunAgents:
                     event = event.model_copy(update={"subagent_run_id": sub_id})
                 invocation.ids.observe(event)
                 await self.log(invocation, event)
-        except Exception as exc:  # the adapter reports failures as RUN_ERROR; this is a bug of ours
+        except asyncio.CancelledError:
+            # The run was cancelled (or its server stops) while the child streamed: its open items
+            # and the invocation are closed before the run's end, then the cancellation goes on.
+            for end in closing_events(invocation.logged):
+                await execution.writer.add(end)
+            invocation.failed = RunErrorEvent(message="The sub-agent was cancelled.", code="cancelled")
+            await self.finish(invocation)
+            raise
+        except Exception:  # the adapter reports failures as RUN_ERROR; this is a bug of ours
             logger.exception("sub-agent %s of run %s failed", sub_id, execution.run.run_id)
+            for end in closing_events(invocation.logged):
+                await execution.writer.add(end)
             invocation.failed = RunErrorEvent(
                 message="The sub-agent failed because of an internal error.", code="internal_error"
             )
-            del exc
         answer = await self.finish(invocation)
         logger.info(
             "run %s: sub-agent %s (%s) ended in %d ms",

@@ -92,3 +92,35 @@ def thread_hand_off(*, thread: Thread, to_agent_id: int, entry: dict[str, Any]) 
         agent_id=to_agent_id, handoffs=handoffs, updated_at=timezone.now()
     )
     thread.handoffs = handoffs
+
+
+def subagents_interrupted(
+    *, run_pk: int, thread_pk: uuid.UUID, opened: list[dict[str, Any]], message: str
+) -> None:
+    """Record the invocations a dead run left open (their ``SUBAGENT_STARTED`` events, ``opened``) as
+    ``interrupted``, unless recorded already. Inside the recovery's transaction."""
+    known = set(
+        SubagentRun.objects.filter(
+            thread_id=thread_pk, subagent_run_id__in=[e["subagentRunId"] for e in opened]
+        ).values_list("subagent_run_id", flat=True)
+    )
+    now = timezone.now()
+    SubagentRun.objects.bulk_create(
+        [
+            SubagentRun(
+                thread_id=thread_pk,
+                run_id=run_pk,
+                subagent_run_id=event["subagentRunId"],
+                parent_subagent_run_id=event.get("parentSubagentRunId") or "",
+                parent_tool_call_id=event.get("parentToolCallId") or "",
+                agent=str(event.get("name") or "")[:64],
+                task="",
+                status=SubagentStatus.INTERRUPTED,
+                error={"code": "run_interrupted", "message": message},
+                started_at=now,
+                finished_at=now,
+            )
+            for event in opened
+            if event["subagentRunId"] not in known
+        ]
+    )

@@ -3,6 +3,7 @@ events attributed, its conversation persisted and listed on the run; depth and c
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -10,13 +11,14 @@ import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
 from asgiref.sync import sync_to_async
 
-from agui_app.models import SubagentRun, Tenant
+from agui_app.models import Event, SubagentRun, Tenant
 from capabilities.models import Agent
 from tests.conftest import make_agent
 from tests.support.asgi import AsgiClient
 from tests.support.inputs import run_input, script, user
 from tests.support.runs import run
 from tests.support.sse import Frame
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -202,3 +204,27 @@ async def test_a_client_sending_back_the_childs_messages_adds_nothing_to_the_thr
     assert [m["id"] for m in after[: len(before)]] == [m["id"] for m in before]
     assert [m["role"] for m in after[len(before) :]] == ["user", "assistant"]
     assert all("subagentRunId" not in m for m in after)
+
+
+async def test_cancelling_the_run_mid_delegation_closes_the_child_first(
+    aclient: AsgiClient, team: tuple[Agent, Agent]
+) -> None:
+    slow = delegate("researcher", {"say": "one two three four five six", "pace_ms": 300})
+    first = asyncio.ensure_future(
+        run(aclient, "lead", run_input("t-cancel", [user(script(slow, {"say": "never"}))], run_id="r-c"))
+    )
+
+    async def child_started() -> bool:
+        return await Event.objects.filter(thread__thread_id="t-cancel", type="TEXT_MESSAGE_CONTENT").aexists()
+
+    await eventually(child_started, within=5.0)
+    await aclient.post("/api/v1/threads/t-cancel/runs/r-c/cancel")
+    frames = await first
+    assert errors(frames) == []
+    types = [f.type for f in frames]
+    assert frames[-1].data["outcome"] == {"type": "cancelled"}
+    error = next(f.data for f in frames if f.type == "SUBAGENT_ERROR")
+    assert error["code"] == "cancelled"
+    assert types.index("TEXT_MESSAGE_END") < types.index("SUBAGENT_ERROR")
+    stored = await SubagentRun.objects.aget(subagent_run_id=error["subagentRunId"])
+    assert stored.status == "cancelled"
