@@ -21,6 +21,7 @@ real server process, and prints ONE JSON document on stdout (progress goes to st
 - ``turn_cost_1000_vs_1``, ``log_bytes_per_turn_at_1000``, ``state_patch_1mb_ms_p50``/``_p99``,
   ``idle_followers_10k`` (``bench.growth``: what grows with history, state size and idle streams;
   ``--quick`` measures at 200 turns and 300 followers, ``history_turns``/``followers`` say so).
+- ``delegate_overhead_ms`` (``bench.subagents``): a run with one delegation minus two plain runs.
 - ``delta_1mb_ms`` / ``delta_vs_make_patch`` (``bench.state``), ``catalog_reduction`` /
   ``assembly_ms_50_skills`` (``bench.catalog``, skipped with a reason when it is absent).
 - ``producer_events_per_s`` / ``pipeline_vs_producer``: pydantic-ai's AG-UI adapter producing the
@@ -348,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
         database = db.backend
     result.update(state)
     result.update(catalog)
+    subagents, subagents_details = sub_bench("subagents", ("delegate_overhead_ms",), args.quick)
+    result.update(subagents)
     problems = problems_of(sections)
     if "error" in comparison:
         problems["server_comparison"] = comparison["error"]
@@ -385,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
                 **sections,
                 "state": state_details,
                 "catalog": catalog_details,
+                "subagents": subagents_details,
                 "pydantic_ai_peer": peer_details,
                 "growth": growth_details,
                 "server_comparison": comparison,
@@ -393,7 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     result["targets"] = targets_met(result)
     skipped = {
-        k: v["skipped"] for k, v in (("state", state_details), ("catalog", catalog_details)) if "skipped" in v
+        k: v["skipped"]
+        for k, v in (("state", state_details), ("catalog", catalog_details), ("subagents", subagents_details))
+        if "skipped" in v
     }
     if skipped:
         result["skipped"] = skipped
