@@ -240,6 +240,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A run's status appears in the run summary and the run detail (with its sub-agents): one name.
+    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "agui_app.models.runs.RunStatus"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "agui_app.transports.rest.openapi.schema.add_agui_endpoints",

@@ -25,7 +25,7 @@ class ThreadRunsView(TenantAPIView):
 
 
 class ThreadRunDetailView(TenantAPIView):
-    @extend_schema(operation_id="runs_retrieve", tags=TAGS, responses={200: doc.RunBody})
+    @extend_schema(operation_id="runs_retrieve", tags=TAGS, responses={200: doc.RunDetailBody})
     def get(self, request: Request, thread_id: str, run_id: str) -> Response:
         run = run_or_404(self.thread(request, thread_id), run_id)
         return Response(run_detail(run, subagent_runs_of(run)))
