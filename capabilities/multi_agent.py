@@ -15,9 +15,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic_ai import ModelRetry, RunContext, Tool
+from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, Tool
 
-from capabilities.runtime import DelegationRefused, ToolDeps
+from capabilities.runtime import DelegationRefused, SubagentSuspended, ToolDeps
 
 DELEGATE = "delegate"
 HANDOFF = "handoff"
@@ -77,6 +77,8 @@ async def delegate(ctx: RunContext[ToolDeps], agent: str, task: str) -> str:
         )
     except DelegationRefused as exc:
         raise ModelRetry(exc.message) from exc
+    except SubagentSuspended as exc:  # an approval inside it: the run ends with its interrupts
+        raise ApprovalRequired() from exc
 
 
 async def handoff(ctx: RunContext[ToolDeps], agent: str, note: str = "") -> str:

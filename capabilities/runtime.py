@@ -91,6 +91,10 @@ class DelegationRefused(Exception):
         self.message = message
 
 
+class SubagentSuspended(Exception):
+    """A sub-agent paused on an approval: the ``delegate`` call is deferred until the run resumes."""
+
+
 class AgentsGateway(Protocol):
     """The run's handle on the agents it may delegate to or hand off to (docs/design.md §19)."""
 

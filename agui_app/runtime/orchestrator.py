@@ -21,6 +21,8 @@ from ag_ui.core import (
     BaseEvent,
     CustomEvent,
     EventType,
+    Interrupt,
+    ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
@@ -46,7 +48,7 @@ from agui_app.events.shape import (
     run_started,
     tool_call_decision,
 )
-from agui_app.models import RunStatus, Tenant
+from agui_app.models import RunStatus, SubagentRun, Tenant
 from agui_app.run_conversation import RunConversation
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
@@ -60,7 +62,7 @@ from agui_app.services.admission import Admission
 from agui_app.services.completion import Completed, RunEnd, run_complete
 from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
-from agui_app.services.subagents import thread_hand_off
+from agui_app.services.subagents import suspended_subagents, thread_hand_off
 from capabilities.assembly import RunAgentPlan
 from capabilities.models import Agent
 from capabilities.multi_agent import targets_of
@@ -73,6 +75,7 @@ CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
 REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONING", "THINKING")))
 HANDOFF_EVENT = "agui.handoff"
 athread_hand_off = in_db_thread(thread_hand_off)
+asuspended_subagents = in_db_thread(suspended_subagents)
 CONFLICT_ERROR = {
     "code": "conversation_conflict",
     "message": "The conversation changed while the run was answering (another writer); its answer was "
@@ -140,6 +143,8 @@ class RunExecution:
         self.first_event_seen = False
         self.queued_behind = False  # its end found runs queued on the thread
         self.handed_to: str | None = None  # the agent its handoff tool handed the thread to (§19)
+        self.suspended: dict[str, list[Interrupt]] = {}  # delegate call id → its child's interrupts
+        self.resuming: dict[str, tuple[SubagentRun, list[ResumeEntry]]] = {}  # delegate call id → child
 
     async def on_cancelled(self, cancelled: RunCancelled) -> None:
         self.partial = cancelled.new_messages()
@@ -166,7 +171,7 @@ class RunExecution:
             terminal = RunErrorEvent(message=message, code=code)
         if terminal is None:
             terminal = RunErrorEvent(message="The run ended without a result.", code="internal_error")
-        await self.close(terminal)
+        await self.close(self.with_child_interrupts(terminal))
 
     async def events(self) -> Any:
         plan = self.plan
@@ -187,7 +192,7 @@ class RunExecution:
             )
         adapter = HubAGUIAdapter(
             agent=plan.agent,
-            run_input=run_input_without_state(self.run_input),
+            run_input=run_input_without_state(await self.resume_input(self.run_input)),
             accept=SSE_CONTENT_TYPE,
             conversation_store=self.conversation,
             conversation_scope=self.tenant.conversation_scope,
@@ -217,6 +222,46 @@ class RunExecution:
             capabilities=[StateSync(self.gateway), self.meter, self.audit],
             on_cancel=self.on_cancelled,
         )
+
+    def with_child_interrupts(self, terminal: BaseEvent) -> BaseEvent:
+        """A run that ends on a suspended sub-agent (§19): its interrupt outcome names the child's
+        interrupts (``subagentRunId`` set) in place of the deferred ``delegate`` call's."""
+        outcome = getattr(terminal, "outcome", None)
+        if not self.suspended or not isinstance(terminal, RunFinishedEvent) or outcome is None:
+            return terminal
+        if outcome.type != "interrupt":
+            return terminal
+        interrupts: list[Interrupt] = []
+        for item in outcome.interrupts:
+            interrupts += self.suspended.get(item.tool_call_id or "", [item])
+        return terminal.model_copy(update={"outcome": outcome.model_copy(update={"interrupts": interrupts})})
+
+    async def resume_input(self, run_input: RunAgentInput) -> RunAgentInput:
+        """Resume entries that answer a suspended sub-agent's interrupts are the child's: they are kept
+        for it (``resuming``), and the deferred ``delegate`` call is approved so that it runs again and
+        continues the child (``RunAgents.delegate``)."""
+        entries = list(getattr(run_input, "resume", None) or [])
+        if not entries or not (targets_of(self.agent, "subagents")):
+            return run_input
+        waiting = await asuspended_subagents(self.thread.pk)
+        if not waiting:
+            return run_input
+        kept = list(entries)
+        for child in waiting:
+            ids = set(child.interrupt_ids)
+            mine = [e for e in entries if e.interrupt_id in ids]
+            if not mine:
+                continue
+            kept = [e for e in kept if e.interrupt_id not in ids]
+            kept.append(
+                ResumeEntry(
+                    interrupt_id=f"int-{child.parent_tool_call_id}",
+                    status="resolved",
+                    payload={"approved": True},
+                )
+            )
+            self.resuming[child.parent_tool_call_id] = (child, mine)
+        return run_input.model_copy(update={"resume": kept})
 
     def agents(self, request_limit: int) -> RunAgents | None:
         """The run's sub-agent gateway, for an agent with sub-agents or handoff targets."""

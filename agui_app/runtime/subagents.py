@@ -28,12 +28,15 @@ import jsonpointer
 from ag_ui.core import (
     BaseEvent,
     EventType,
+    Interrupt,
+    ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
     SubagentErrorEvent,
     SubagentFinishedEvent,
     SubagentFinishedSuccessOutcome,
+    SubagentFinishedSuspendedOutcome,
     SubagentStartedEvent,
     UserMessage,
 )
@@ -58,7 +61,7 @@ from agui_app.services.messages import StreamIds
 from agui_app.services.subagents import SubagentRecord, subagent_run_record
 from capabilities.models import Agent
 from capabilities.multi_agent import targets_of
-from capabilities.runtime import DelegationRefused, ToolDeps
+from capabilities.runtime import DelegationRefused, SubagentSuspended, ToolDeps
 
 if TYPE_CHECKING:
     from agui_app.runtime.orchestrator import RunExecution
@@ -197,6 +200,8 @@ class Invocation:
     result: Any = None
     partial: list[ModelMessage] | None = None
     finished: RunFinishedEvent | None = None
+    history: list[ModelMessage] | None = None  # a resumed invocation's stored conversation
+    resume: list[ResumeEntry] = field(default_factory=list)  # the entries answering its interrupts
     failed: RunErrorEvent | None = None
 
 
@@ -240,6 +245,9 @@ class RunAgents:
     async def delegate(
         self, *, agent: str, task: str, tool_call_id: str, usage: RunUsage | None = None
     ) -> str:
+        resuming = self.tree.execution.resuming.pop(tool_call_id, None) if self.depth == 0 else None
+        if resuming is not None:  # the approved ``delegate`` call of a suspended child: continue it
+            return await self.resume_child(*resuming, usage=usage)
         allowed = targets_of(self.agent, "subagents")
         if agent not in allowed:
             raise DelegationRefused(
@@ -281,6 +289,35 @@ class RunAgents:
         )
         return await self.run_child(invocation, warm.plan_for_run())
 
+    async def resume_child(self, row: Any, entries: list[ResumeEntry], *, usage: RunUsage | None) -> str:
+        """Continue a suspended invocation where it paused: its stored history, and the run input's
+        resume entries that answer its interrupts."""
+        try:
+            warm = await tenant_agent(self.agent.tenant_id, row.agent)
+        except NotFound:
+            raise DelegationRefused(f"The sub-agent {row.agent!r} no longer exists.") from None
+        invocation = Invocation(
+            subagent_run_id=row.subagent_run_id,
+            agent=warm.agent,
+            depth=1,
+            task=row.task,
+            parent_subagent_run_id="",
+            parent_tool_call_id=row.parent_tool_call_id,
+            started_at=row.started_at,
+            history=ModelMessagesTypeAdapter.validate_python(row.history),
+            resume=entries,
+        )
+        invocation.folder.messages = list(row.messages or [])
+        if usage is not None:
+            invocation.usage = usage
+        used = invocation.usage  # counted with what it spent before it paused
+        invocation.before = (
+            used.requests - row.requests,
+            used.input_tokens - row.input_tokens,
+            used.output_tokens - row.output_tokens,
+        )
+        return await self.run_child(invocation, warm.plan_for_run())
+
     async def log(self, invocation: Invocation, event: BaseEvent) -> None:
         pending = encode(event)
         invocation.folder.observe(json.loads(pending.data))
@@ -308,7 +345,10 @@ class RunAgents:
         run_input = RunAgentInput(
             thread_id=execution.thread.thread_id,
             run_id=sub_id,
-            messages=[UserMessage(id=f"{sub_id}-task", role="user", content=invocation.task)],
+            messages=[]
+            if invocation.history is not None
+            else [UserMessage(id=f"{sub_id}-task", role="user", content=invocation.task)],
+            resume=invocation.resume or None,
             tools=[],  # the client's frontend tools are the parent's, not offered to sub-agents
             context=[],
             state=None,
@@ -339,6 +379,7 @@ class RunAgents:
 
         try:
             stream = adapter.run_stream(
+                message_history=invocation.history,
                 deps=deps,
                 usage=invocation.usage,
                 usage_limits=UsageLimits(request_limit=limit),
@@ -390,6 +431,81 @@ class RunAgents:
         )
         return answer
 
+    async def record(
+        self,
+        invocation: Invocation,
+        *,
+        status: str,
+        error: dict[str, str] | None,
+        answer_value: Any,
+        interrupt_ids: list[str] | None = None,
+    ) -> None:
+        """Store the invocation (one statement, one hop); a failure to is logged, not raised."""
+        result = invocation.result
+        sub_id = invocation.subagent_run_id
+        history: list[ModelMessage] = (
+            result.all_messages() if result is not None else list(invocation.partial or [])
+        )
+        used = invocation.usage
+        requests, input_tokens, output_tokens = invocation.before
+        execution = self.tree.execution
+        try:
+            await arecord(
+                SubagentRecord(
+                    thread_pk=execution.thread.pk,
+                    run_pk=execution.run.pk,
+                    subagent_run_id=sub_id,
+                    parent_subagent_run_id=invocation.parent_subagent_run_id,
+                    parent_tool_call_id=invocation.parent_tool_call_id,
+                    agent=invocation.agent.slug,
+                    depth=invocation.depth,
+                    task=invocation.task,
+                    status=status,
+                    result=answer_value,
+                    interrupt_ids=interrupt_ids or [],
+                    error=error,
+                    history=ModelMessagesTypeAdapter.dump_python(history, mode="json"),
+                    messages=invocation.folder.messages,
+                    loaded_capabilities=sorted(loaded_capability_ids(history)),
+                    requests=used.requests - requests,
+                    input_tokens=used.input_tokens - input_tokens,
+                    output_tokens=used.output_tokens - output_tokens,
+                    started_at=invocation.started_at,
+                    resumed=invocation.history is not None,
+                )
+            )
+        except Exception:
+            logger.exception("run %s: could not record sub-agent %s", execution.run.run_id, sub_id)
+
+    @staticmethod
+    def interrupts_of(invocation: Invocation) -> list[Interrupt]:
+        """The child's approval interrupts (its ``RUN_FINISHED`` interrupt outcome), attributed to it."""
+        outcome = invocation.finished.outcome if invocation.finished is not None else None
+        if outcome is None or outcome.type != "interrupt":
+            return []
+        return [
+            item.model_copy(update={"subagent_run_id": invocation.subagent_run_id})
+            for item in outcome.interrupts
+        ]
+
+    async def suspend(self, invocation: Invocation, interrupts: list[Interrupt]) -> str:
+        """An approval inside the child (§19): it ends ``SUBAGENT_FINISHED {outcome: suspended}``, is
+        recorded ``suspended`` with its history, and the ``delegate`` call is deferred, so the run ends
+        with the interrupt outcome carrying the child's interrupts (``RunExecution.terminal``).
+        Raises ``SubagentSuspended``."""
+        ids = [item.id for item in interrupts]
+        await self.tree.execution.writer.add(
+            encode(
+                SubagentFinishedEvent(
+                    subagent_run_id=invocation.subagent_run_id,
+                    outcome=SubagentFinishedSuspendedOutcome(type="suspended", interrupt_ids=ids),
+                )
+            )
+        )
+        await self.record(invocation, status="suspended", error=None, answer_value=None, interrupt_ids=ids)
+        self.tree.execution.suspended[invocation.parent_tool_call_id] = interrupts
+        raise SubagentSuspended(invocation.subagent_run_id)
+
     async def finish(self, invocation: Invocation) -> str:
         """Close the invocation (its last event), record it, and say what the ``delegate`` call returns."""
         sub_id = invocation.subagent_run_id
@@ -409,6 +525,14 @@ class RunAgents:
             }
         elif cancelled or (result is None and invocation.partial is not None):
             error = {"code": "cancelled", "message": "The sub-agent was cancelled."}
+        elif (
+            isinstance(output, DeferredToolRequests)
+            and output.approvals
+            and not output.calls
+            and invocation.depth == 1
+            and (interrupts := self.interrupts_of(invocation))
+        ):
+            return await self.suspend(invocation, interrupts)
         elif isinstance(output, DeferredToolRequests):
             error = {
                 "code": "subagent_needs_client",
@@ -436,37 +560,7 @@ class RunAgents:
                 )
             )
             status = "succeeded"
-        history: list[ModelMessage] = (
-            result.all_messages() if result is not None else list(invocation.partial or [])
-        )
-        used = invocation.usage
-        requests, input_tokens, output_tokens = invocation.before
-        execution = self.tree.execution
-        try:
-            await arecord(
-                SubagentRecord(
-                    thread_pk=execution.thread.pk,
-                    run_pk=execution.run.pk,
-                    subagent_run_id=sub_id,
-                    parent_subagent_run_id=invocation.parent_subagent_run_id,
-                    parent_tool_call_id=invocation.parent_tool_call_id,
-                    agent=invocation.agent.slug,
-                    depth=invocation.depth,
-                    task=invocation.task,
-                    status=status,
-                    result=answer_value,
-                    error=error,
-                    history=ModelMessagesTypeAdapter.dump_python(history, mode="json"),
-                    messages=invocation.folder.messages,
-                    loaded_capabilities=sorted(loaded_capability_ids(history)),
-                    requests=used.requests - requests,
-                    input_tokens=used.input_tokens - input_tokens,
-                    output_tokens=used.output_tokens - output_tokens,
-                    started_at=invocation.started_at,
-                )
-            )
-        except Exception:
-            logger.exception("run %s: could not record sub-agent %s", execution.run.run_id, sub_id)
+        await self.record(invocation, status=status, error=error, answer_value=answer_value)
         if error is not None:
             return (
                 f"The sub-agent {invocation.agent.slug} did not finish ({error['code']}): {error['message']}"

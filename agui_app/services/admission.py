@@ -31,7 +31,7 @@ from agui_app.selectors.messages import messages_json, user_messages
 from agui_app.services.multitask import ThreadBusy, run_options
 from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
-from agui_app.services.subagents import HandedOff, handoff_chain
+from agui_app.services.subagents import HandedOff, handoff_chain, suspended_subagents
 from agui_app.services.tenancy import tenant_limits
 from agui_app.services.usage import quota_check, usage_count_run
 from agui_app.services.webhooks import run_webhook_url
@@ -288,6 +288,11 @@ def check_open_interrupts(
     requests = record.get("deferred_tool_requests") or {}
     open_ids = {f"int-{call['tool_call_id']}" for call in requests.get("approvals") or []}
     answered = {entry.interrupt_id for entry in getattr(run_input, "resume", None) or []}
+    if open_ids - answered:  # a deferred ``delegate`` call is answered by its suspended child's (§19)
+        for child in suspended_subagents(thread.pk):
+            delegate = f"int-{child.parent_tool_call_id}"
+            if delegate in open_ids:
+                open_ids = (open_ids - {delegate}) | set(child.interrupt_ids)
     if missing := sorted(open_ids - answered):
         raise Conflict(
             "The thread is waiting for a decision on an interrupt: resume it (approve, deny or cancel) "

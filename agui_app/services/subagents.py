@@ -26,6 +26,7 @@ class SubagentRecord:
     status: str
     result: Any
     error: dict[str, str] | None
+    interrupt_ids: list[str]
     history: list[Any]
     messages: list[dict[str, Any]]
     loaded_capabilities: list[str]
@@ -33,14 +34,28 @@ class SubagentRecord:
     input_tokens: int
     output_tokens: int
     started_at: datetime
+    resumed: bool = False  # a suspended invocation continued: its row exists
 
 
 def subagent_run_record(record: SubagentRecord) -> SubagentRun:
-    """Store one ended invocation (one INSERT: atomic on its own)."""
+    """Store one ended (or suspended) invocation: one INSERT; a resumed one's row is updated (the run
+    that continued it becomes its run)."""
+    if record.resumed:
+        fields = subagent_fields(record)
+        SubagentRun.objects.filter(thread_id=record.thread_pk, subagent_run_id=record.subagent_run_id).update(
+            **fields
+        )
+        return SubagentRun(thread_id=record.thread_pk, subagent_run_id=record.subagent_run_id, **fields)
     return SubagentRun.objects.create(
         thread_id=record.thread_pk,
-        run_id=record.run_pk,
         subagent_run_id=record.subagent_run_id,
+        **subagent_fields(record),
+    )
+
+
+def subagent_fields(record: SubagentRecord) -> dict[str, Any]:
+    return dict(
+        run_id=record.run_pk,
         parent_subagent_run_id=record.parent_subagent_run_id,
         parent_tool_call_id=record.parent_tool_call_id,
         agent=record.agent,
@@ -49,6 +64,7 @@ def subagent_run_record(record: SubagentRecord) -> SubagentRun:
         status=SubagentStatus(record.status),
         result=record.result,
         error=record.error,
+        interrupt_ids=record.interrupt_ids,
         history=record.history,
         messages=record.messages,
         loaded_capabilities=record.loaded_capabilities,
@@ -56,8 +72,13 @@ def subagent_run_record(record: SubagentRecord) -> SubagentRun:
         input_tokens=record.input_tokens,
         output_tokens=record.output_tokens,
         started_at=record.started_at,
-        finished_at=timezone.now(),
+        finished_at=None if record.status == SubagentStatus.SUSPENDED else timezone.now(),
     )
+
+
+def suspended_subagents(thread_pk: uuid.UUID) -> list[SubagentRun]:
+    """The thread's invocations waiting for an approval (their run ended with the interrupt outcome)."""
+    return list(SubagentRun.objects.filter(thread_id=thread_pk, status=SubagentStatus.SUSPENDED))
 
 
 class HandedOff(ApiError):

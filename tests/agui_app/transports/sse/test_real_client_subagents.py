@@ -67,3 +67,35 @@ def test_after_a_delegation_the_client_holds_the_parents_and_the_childs_messages
     assert invocation["result"] == "Added buy milk."
     stored = stored_state(server, owner_key, thread_id)
     assert observed["state"] == stored["state"] == {"todos": [{"text": "buy milk", "done": False}]}
+
+
+def test_after_a_resumed_approval_inside_a_child_the_client_holds_what_the_server_stored(
+    server: ServerProcess, owner_key: str, owner_tenant: Tenant
+) -> None:
+    make_agent(owner_tenant, "refunder", skills=("refunds",))
+    make_agent(owner_tenant, "lead", skills=(), subagents=["refunder"])
+    thread_id = new_thread()
+    child = (
+        {"call": "load_capability", "args": {"id": "refunds"}},
+        {"call": "issue_refund", "args": {"order_id": "A-1001", "amount": 25}},
+        {"say": "Refund done."},
+    )
+    first = turn(delegate("refunder", *child), {"say": "All set."})
+    observed = run_node(
+        "resume", f"{server.url}/api/v1/agents/lead", thread_id, json.dumps(first), "approve", key=owner_key
+    )
+
+    assert_clean(observed)
+    [interrupt] = observed["interrupts"]
+    assert interrupt["subagentRunId"].startswith("sub-")
+    assert observed["pendingInterrupts"] == []
+    parents = [m for m in observed["messages"] if "subagentRunId" not in m]
+    children = [m for m in observed["messages"] if "subagentRunId" in m]
+    assert differences(parents, stored_messages(server, owner_key, thread_id)) == []
+    runs = api_get(server, owner_key, f"/threads/{thread_id}/runs")["results"]
+    resumed = next(r for r in runs if r["runId"] != first["runId"])
+    [invocation] = api_get(server, owner_key, f"/threads/{thread_id}/runs/{resumed['runId']}")["subagents"]
+    assert invocation["status"] == "succeeded" and invocation["result"] == "Refund done."
+    assert differences(children, invocation["messages"]) == []
+    assert any(m["role"] == "tool" and m["content"] == "Refunded 25.00 on order A-1001." for m in children)
+    assert observed["state"] == stored_state(server, owner_key, thread_id)["state"]
