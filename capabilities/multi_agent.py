@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, Tool
+from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, Tool, ToolOutput
 
 from capabilities.runtime import DelegationRefused, SubagentSuspended, ToolDeps
 
@@ -81,8 +82,17 @@ async def delegate(ctx: RunContext[ToolDeps], agent: str, task: str) -> str:
         raise ApprovalRequired() from exc
 
 
-async def handoff(ctx: RunContext[ToolDeps], agent: str, note: str = "") -> str:
+@dataclass(frozen=True)
+class HandedOff:
+    """The output of a run that ended with a handoff: the target answers the rest of the run."""
+
+    agent: str
+    message: str
+
+
+async def handoff(ctx: RunContext[ToolDeps], agent: str, note: str = "") -> HandedOff:
     """Hand the conversation over to another agent: it answers from now on, in this run and later ones.
+    Ends your turn: the other agent answers the user next.
 
     Args:
         agent: the agent's slug, one of those listed in your instructions.
@@ -92,21 +102,32 @@ async def handoff(ctx: RunContext[ToolDeps], agent: str, note: str = "") -> str:
     if gateway is None:
         raise ModelRetry("Handoffs are not available in this run.")
     try:
-        return await gateway.handoff(
+        message = await gateway.handoff(
             agent=agent, note=note[:MAX_NOTE_CHARS], tool_call_id=ctx.tool_call_id or ""
         )
+        return HandedOff(agent=agent, message=message)
     except DelegationRefused as exc:
         raise ModelRetry(exc.message) from exc
 
 
-def multi_agent_tools(agent: Any) -> list[Tool[ToolDeps]]:
-    """The built-in tools the agent's targets call for: ``delegate`` and/or ``handoff``."""
+def multi_agent_tools(agent: Any, *, outputs: bool = True) -> list[Tool[ToolDeps]]:
+    """The built-in tools the agent's targets call for: ``delegate`` and/or ``handoff`` (as the
+    discovery document lists them; ``outputs=False``: without ``handoff``, which a run offers as an
+    output tool, ``handoff_outputs``)."""
     tools: list[Tool[ToolDeps]] = []
     if targets_of(agent, "subagents"):
         tools.append(Tool(delegate, name=DELEGATE, max_retries=3))
-    if targets_of(agent, "handoffs"):
+    if outputs and targets_of(agent, "handoffs"):
         tools.append(Tool(handoff, name=HANDOFF, max_retries=3))
     return tools
+
+
+def handoff_outputs(agent: Any) -> list[Any]:
+    """``handoff`` as an output tool: calling it ends the handing-off agent's part of the run, so the
+    target answers the rest (the server runs it next on the same conversation)."""
+    if not targets_of(agent, "handoffs"):
+        return []
+    return [ToolOutput(handoff, name=HANDOFF, max_retries=3)]
 
 
 def target_lines(title: str, targets: Sequence[tuple[str, str, str]]) -> str:

@@ -57,6 +57,7 @@ from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instru
 from agui_app.runtime.subagents import RunAgents, RunTree
 from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
+from agui_app.runtime.warm import tenant_agent
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.admission import Admission
 from agui_app.services.completion import Completed, RunEnd, run_complete
@@ -162,6 +163,15 @@ class RunExecution:
                         terminal = event
                         continue
                     await self.log(event)
+                if self.handed_to is not None and isinstance(terminal, RunFinishedEvent):
+                    # A handoff (§19) ended the agent's part: the target answers the rest of the run.
+                    await self.take_over(self.handed_to)
+                    terminal = None
+                    async for event in await self.events(continuing=True):
+                        if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
+                            terminal = event
+                            continue
+                        await self.log(event)
         except asyncio.CancelledError:
             terminal = RunErrorEvent(message="The server stopped during the run.", code="run_interrupted")
             await self.close(terminal, interrupted=True)
@@ -173,7 +183,16 @@ class RunExecution:
             terminal = RunErrorEvent(message="The run ended without a result.", code="internal_error")
         await self.close(self.with_child_interrupts(terminal))
 
-    async def events(self) -> Any:
+    async def take_over(self, slug: str) -> None:
+        """The handoff's target becomes the run's agent for the rest of it (its plan, its tools)."""
+        warm = await tenant_agent(self.tenant.pk, slug)
+        self.agent = warm.agent
+        self.thread.agent = warm.agent
+        self.plan = warm.plan_for_run()
+
+    async def events(self, *, continuing: bool = False) -> Any:
+        """The adapter's event stream. ``continuing``: the handoff target's part of the run, on the
+        conversation as the handing-off agent left it (no new input message)."""
         plan = self.plan
         for skipped in plan.skipped:
             logger.warning(
@@ -192,7 +211,11 @@ class RunExecution:
             )
         adapter = HubAGUIAdapter(
             agent=plan.agent,
-            run_input=run_input_without_state(await self.resume_input(self.run_input)),
+            run_input=run_input_without_state(
+                self.run_input.model_copy(update={"messages": [], "resume": None})
+                if continuing
+                else await self.resume_input(self.run_input)
+            ),
             accept=SSE_CONTENT_TYPE,
             conversation_store=self.conversation,
             conversation_scope=self.tenant.conversation_scope,
@@ -271,9 +294,10 @@ class RunExecution:
         return RunAgents(tree=tree, agent=self.agent, ids=self.stream_ids)
 
     async def hand_off(self, target: Any, *, note: str, tool_call_id: str) -> str:
-        """The ``handoff`` tool (§19): the target becomes the thread's agent (recorded at once, one
-        statement), a ``CUSTOM agui.handoff`` event says so, and later runs — posted to any agent of
-        the chain — are served by it."""
+        """The ``handoff`` output tool (§19): the target becomes the thread's agent (recorded at once,
+        one statement), a ``CUSTOM agui.handoff`` event says so; the handing-off agent's part of the run
+        ends there and the target answers the rest (``execute``), and later runs — posted to any agent
+        of the chain — are served by it."""
         if self.handed_to is not None:
             raise DelegationRefused("This run already handed the conversation over.")
         entry = {
@@ -287,10 +311,7 @@ class RunExecution:
         await athread_hand_off(thread=self.thread, to_agent_id=target.agent.pk, entry=entry)
         self.handed_to = target.agent.slug
         await self.writer.add(encode(CustomEvent(name=HANDOFF_EVENT, value=entry)))
-        return (
-            f"Handed off to {target.agent.name} ({target.agent.slug}): it answers this conversation from "
-            "the user's next message on. Tell the user so in one short sentence; do not answer for it."
-        )
+        return f"Handed off to {target.agent.name} ({target.agent.slug}); it answers the rest of the run."
 
     async def log(self, event: BaseEvent) -> None:
         gateway = self.gateway

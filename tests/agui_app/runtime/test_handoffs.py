@@ -29,14 +29,16 @@ def desk(owner_tenant: Tenant) -> None:
     make_agent(owner_tenant, "other", skills=())
 
 
-async def test_a_handoff_makes_the_target_the_threads_agent_for_later_runs(
+async def test_a_handoff_makes_the_target_answer_the_rest_of_the_run_and_later_runs(
     aclient: AsgiClient, desk: None
 ) -> None:
+    load_refunds = {"call": "load_capability", "args": {"id": "refunds"}}  # billing's skill, not frontdesk's
     frames = await run(
         aclient,
         "frontdesk",
         run_input(
-            "t-hand", [user(script(handoff("billing", "wants a refund"), {"say": "Billing will take it."}))]
+            "t-hand",
+            [user(script(handoff("billing", "wants a refund"), load_refunds, {"say": "Billing here."}))],
         ),
     )
     report = validate_agui([f.data for f in frames], features=["shared-state"])
@@ -47,21 +49,35 @@ async def test_a_handoff_makes_the_target_the_threads_agent_for_later_runs(
         "billing",
         "wants a refund",
     )
+    # The rest of the run is billing's: it loads its own skill and answers.
+    results = [f.data["content"] for f in frames if f.type == "TOOL_CALL_RESULT"]
+    assert any("Capability 'refunds' loaded" in r for r in results)
+    assert "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT") == "Billing here."
+    assert frames[-1].data["outcome"] == {"type": "success"}
     detail = json.loads((await aclient.get("/api/v1/threads/t-hand")).content)
     assert detail["agent"] == "billing"
     [recorded] = detail["handoffs"]
     assert recorded["runId"] == frames[0].data["runId"] and recorded["to"] == "billing"
+    # The stored history names the messages as the stream did, the target's answer last.
+    messages = json.loads((await aclient.get("/api/v1/threads/t-hand/messages")).content)["messages"]
+    streamed = {
+        f.data["messageId"]
+        for f in frames
+        if f.type in ("TEXT_MESSAGE_START", "TOOL_CALL_RESULT", "ACTIVITY_SNAPSHOT")
+    }
+    assert {m["id"] for m in messages if m["role"] != "user"} == streamed
+    assert messages[-1]["role"] == "assistant" and messages[-1]["content"] == "Billing here."
 
     # Posted to the agent it was handed off from: billing (which has the refunds skill) serves it.
     later = await run(
         aclient,
         "frontdesk",
         run_input(
-            "t-hand", [user(script({"call": "load_capability", "args": {"id": "refunds"}}, {"say": "ok"}))]
+            "t-hand", [user(script({"call": "refund_status", "args": {"order_id": "A-1001"}}, {"say": "ok"}))]
         ),
     )
     result = next(f.data["content"] for f in later if f.type == "TOOL_CALL_RESULT")
-    assert "Capability 'refunds' loaded" in result
+    assert result.startswith("Order A-1001: refund")  # billing's tool (refunds, loaded in its thread)
     assert later[-1].type == "RUN_FINISHED"
     # An agent outside the chain is still refused.
     status, _, body = await stream(aclient, "/api/v1/agents/other", run_input("t-hand", [user("hi")]))
