@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -279,3 +280,25 @@ def test_the_admin_thread_page_fits_its_state_form_and_view_site_opens_the_playg
     assert seen["viewSite"] == "/"
     assert seen["textareaWidth"] > 600, seen
     assert seen["scrollWidth"] <= seen["clientWidth"], "the page scrolls sideways"
+
+
+def test_a_delegation_shows_as_a_nested_collapsible_section_with_its_own_tool_calls(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    from capabilities.models import Agent
+    from tests.conftest import make_agent
+
+    assistant = Agent.objects.get(slug="assistant")
+    make_agent(assistant.tenant, "helper", skills=("weather",), description="Looks up forecasts.")
+    Agent.objects.filter(pk=assistant.pk).update(subagents=["helper"])  # the warm cache expires in 1 s
+    time.sleep(1.2)
+    seen = drive("subagents", *ready)
+
+    section = seen["section"]
+    assert section["agent"] == "helper" and section["status"] == "done"
+    assert section["open"] is False and seen["reopened"] is True  # folded once done; opens on a click
+    assert [tool for tool, _ in section["tools"]] == ["load_capability", "get_forecast"]
+    assert any("Oslo" in text for text in section["text"])
+    assert section["follows"] == "delegate"  # right after the delegate call it belongs to
+    assert seen["topTools"] == ["delegate"]  # the child's calls are inside its section only
+    assert "The helper checked." in seen["answer"]
