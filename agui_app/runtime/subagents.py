@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import logging
 import time
@@ -48,7 +49,6 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.errors import NotFound
 from agui_app.events.closing import TRACKED_TYPES, closing_events
 from agui_app.events.shape import encode
@@ -69,7 +69,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONING", "THINKING")))
 CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
-arecord = in_db_thread(subagent_run_record)
 
 
 @dataclass
@@ -449,8 +448,10 @@ class RunAgents:
         used = invocation.usage
         requests, input_tokens, output_tokens = invocation.before
         execution = self.tree.execution
-        try:
-            await arecord(
+        # Written with the run's next batch of events (or its end): no transaction or hop of its own.
+        self.tree.execution.writer.defer(
+            functools.partial(
+                subagent_run_record,
                 SubagentRecord(
                     thread_pk=execution.thread.pk,
                     run_pk=execution.run.pk,
@@ -472,10 +473,9 @@ class RunAgents:
                     output_tokens=used.output_tokens - output_tokens,
                     started_at=invocation.started_at,
                     resumed=invocation.history is not None,
-                )
+                ),
             )
-        except Exception:
-            logger.exception("run %s: could not record sub-agent %s", execution.run.run_id, sub_id)
+        )
 
     @staticmethod
     def interrupts_of(invocation: Invocation) -> list[Interrupt]:
