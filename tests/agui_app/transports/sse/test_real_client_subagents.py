@@ -99,3 +99,32 @@ def test_after_a_resumed_approval_inside_a_child_the_client_holds_what_the_serve
     assert differences(children, invocation["messages"]) == []
     assert any(m["role"] == "tool" and m["content"] == "Refunded 25.00 on order A-1001." for m in children)
     assert observed["state"] == stored_state(server, owner_key, thread_id)["state"]
+
+
+def test_after_a_handoff_the_client_holds_both_agents_messages_as_stored(
+    server: ServerProcess, owner_key: str, owner_tenant: Tenant
+) -> None:
+    make_agent(owner_tenant, "billing", skills=("refunds",))
+    make_agent(owner_tenant, "frontdesk", skills=(), handoffs=["billing"])
+    thread_id = new_thread()
+    first = turn(
+        {"call": "handoff", "args": {"agent": "billing", "note": "refund"}},
+        {"call": "load_capability", "args": {"id": "refunds"}},
+        {"say": "Billing here."},
+    )
+    second = turn({"call": "refund_status", "args": {"order_id": "A-1001"}}, {"say": "Checked."})
+    observed = run_node(
+        "turns",
+        f"{server.url}/api/v1/agents/frontdesk",
+        thread_id,
+        json.dumps([first, second]),
+        key=owner_key,
+    )
+
+    assert_clean(observed)
+    assert differences(observed["messages"], stored_messages(server, owner_key, thread_id)) == []
+    assert [m["content"] for m in observed["messages"] if m["role"] == "assistant" and m.get("content")] == [
+        "Billing here.",
+        "Checked.",
+    ]
+    assert api_get(server, owner_key, f"/threads/{thread_id}")["agent"] == "billing"
