@@ -23,7 +23,7 @@ from capabilities.declarations import DECLARABLE, DeclaredCapabilitiesInvalid, R
 from capabilities.memory import check_memory
 from capabilities.models import Agent, Skill
 from capabilities.models_catalog import check_fallback_models, check_model_id
-from capabilities.multi_agent import check_targets
+from capabilities.multi_agent import targets_problems
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.services.agents import AGENT_FIELDS
@@ -267,23 +267,11 @@ class AgentForm(forms.ModelForm):
         "`memory` (remember, recall, forget) in the end user's namespace (or the agent's, or the tenant's). "
         "Empty: no memory.",
     )
-    subagents = PrettyJSONField(
-        required=False,
-        widget=monospace(2),
-        help_text='Slugs of this tenant\'s agents it may delegate a task to, e.g. ["researcher"]: runs get the '
-        "`delegate` tool and each sub-agent runs inside the run (docs/concepts/subagents.md).",
-    )
-    handoffs = PrettyJSONField(
-        required=False,
-        widget=monospace(2),
-        help_text='Slugs of this tenant\'s agents it may hand the conversation over to, e.g. ["billing"]: '
-        "runs get the `handoff` tool; the target becomes the thread's agent.",
-    )
 
     class Meta:
         model = Agent
         fields = ADMIN_AGENT_FIELDS
-        widgets = {"instructions": monospace(10)}
+        widgets = {"instructions": monospace(10), "subagents": monospace(2), "handoffs": monospace(2)}
 
     def clean_declared_capabilities(self) -> dict[str, Any]:
         value = self.cleaned_data.get("declared_capabilities")
@@ -362,17 +350,9 @@ class AgentForm(forms.ModelForm):
 
     def check_targets(self, cleaned: dict[str, Any]) -> None:
         """``subagents`` and ``handoffs``: agents of the same tenant (the API's check)."""
-        tenant = cleaned.get("tenant") if "tenant" in self.fields else None
-        tenant_id = getattr(tenant, "pk", None) or self.instance.tenant_id
-        existing = set(Agent.objects.filter(tenant_id=tenant_id).values_list("slug", flat=True))
-        if cleaned.get("slug"):
-            existing.add(cleaned["slug"])  # itself (a cycle the depth limit bounds)
-        for name in ("subagents", "handoffs"):
-            if name in cleaned:
-                try:
-                    cleaned[name] = check_targets(cleaned[name] or [], existing=existing)
-                except ValueError as exc:
-                    self.add_error(name, ValidationError(str(exc), code="unknown_agent"))
+        tenant_id = getattr(cleaned.get("tenant"), "pk", None) or self.instance.tenant_id
+        for name, message in targets_problems(tenant_id, cleaned.get("slug"), cleaned).items():
+            self.add_error(name, ValidationError(message, code="unknown_agent"))
 
     def check_models(self, cleaned: dict[str, Any]) -> None:
         """The model and fallback models, against the tenant's credentials (as the API checks them) —

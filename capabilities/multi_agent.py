@@ -53,6 +53,23 @@ def check_targets(value: Any, *, existing: set[str] | None) -> list[str]:
     return list(value)
 
 
+def targets_problems(tenant_id: int | None, slug: str | None, cleaned: dict[str, Any]) -> dict[str, str]:
+    """The admin form's check of ``subagents`` / ``handoffs`` in ``cleaned`` (normalized in place):
+    field → what is wrong. The agent's own ``slug`` counts as existing (a cycle the depth bounds)."""
+    from capabilities.models import Agent
+
+    stored = Agent.objects.filter(tenant_id=tenant_id) if tenant_id is not None else Agent.objects.none()
+    existing = set(stored.values_list("slug", flat=True)) | {slug or ""}
+    problems: dict[str, str] = {}
+    for name in ("subagents", "handoffs"):
+        if name in cleaned:
+            try:
+                cleaned[name] = check_targets(cleaned[name] or [], existing=existing)
+            except ValueError as exc:
+                problems[name] = str(exc)
+    return problems
+
+
 def targets_of(agent: Any, field: str) -> list[str]:
     """The agent's stored ``subagents`` or ``handoffs`` (an invalid stored value reads as none)."""
     try:

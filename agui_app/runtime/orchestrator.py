@@ -19,7 +19,6 @@ from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
-    CustomEvent,
     EventType,
     Interrupt,
     ResumeEntry,
@@ -30,7 +29,6 @@ from ag_ui.core import (
     ToolCallResultEvent,
 )
 from django.conf import settings
-from django.utils import timezone
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.conversation_store import ConversationConflict
 from pydantic_ai.exceptions import RunCancelled
@@ -39,7 +37,6 @@ from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import UsageLimits
 
 from agui_app import logs, metrics
-from agui_app.concurrency.db_threads import in_db_thread
 from agui_app.events.shape import (
     PendingEvent,
     capability_skipped,
@@ -53,30 +50,24 @@ from agui_app.run_conversation import RunConversation
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits, describe_error, run_input_without_state
 from agui_app.runtime.audit import ToolCallAudit, resume_decisions
 from agui_app.runtime.memory import run_memory  # memory (§20)
+from agui_app.runtime.multi_agent_run import MultiAgentRun
 from agui_app.runtime.state_sync import RunStateGateway, StateSync, state_instructions
-from agui_app.runtime.subagents import RunAgents, RunTree
 from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
-from agui_app.runtime.warm import tenant_agent
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.admission import Admission
 from agui_app.services.completion import Completed, RunEnd, run_complete
 from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
-from agui_app.services.subagents import suspended_subagents, thread_hand_off
 from capabilities.assembly import RunAgentPlan
 from capabilities.models import Agent
-from capabilities.multi_agent import targets_of
-from capabilities.runtime import DelegationRefused, ToolDeps
+from capabilities.runtime import ToolDeps
 
 logger = logging.getLogger(__name__)
 CONVERSATION_SAVED = "pydantic_ai_conversation_saved"
 # pydantic-ai also emits REASONING_ENCRYPTED_VALUE for models that do not reason: its continuity
 # claims for client-built histories (tool kinds, outcomes), which a server-managed history never reads.
 REASONING_TYPES = frozenset(t for t in EventType if t.value.startswith(("REASONING", "THINKING")))
-HANDOFF_EVENT = "agui.handoff"
-athread_hand_off = in_db_thread(thread_hand_off)
-asuspended_subagents = in_db_thread(suspended_subagents)
 CONFLICT_ERROR = {
     "code": "conversation_conflict",
     "message": "The conversation changed while the run was answering (another writer); its answer was "
@@ -93,7 +84,7 @@ def opening_events(plan: RunAgentPlan, run_input: RunAgentInput, decided_by: str
     ]
 
 
-class RunExecution:
+class RunExecution(MultiAgentRun):
     def __init__(
         self,
         *,
@@ -183,13 +174,6 @@ class RunExecution:
             terminal = RunErrorEvent(message="The run ended without a result.", code="internal_error")
         await self.close(self.with_child_interrupts(terminal))
 
-    async def take_over(self, slug: str) -> None:
-        """The handoff's target becomes the run's agent for the rest of it (its plan, its tools)."""
-        warm = await tenant_agent(self.tenant.pk, slug)
-        self.agent = warm.agent
-        self.thread.agent = warm.agent
-        self.plan = warm.plan_for_run()
-
     async def events(self, *, continuing: bool = False) -> Any:
         """The adapter's event stream. ``continuing``: the handoff target's part of the run, on the
         conversation as the handing-off agent left it (no new input message)."""
@@ -245,73 +229,6 @@ class RunExecution:
             capabilities=[StateSync(self.gateway), self.meter, self.audit],
             on_cancel=self.on_cancelled,
         )
-
-    def with_child_interrupts(self, terminal: BaseEvent) -> BaseEvent:
-        """A run that ends on a suspended sub-agent (§19): its interrupt outcome names the child's
-        interrupts (``subagentRunId`` set) in place of the deferred ``delegate`` call's."""
-        outcome = getattr(terminal, "outcome", None)
-        if not self.suspended or not isinstance(terminal, RunFinishedEvent) or outcome is None:
-            return terminal
-        if outcome.type != "interrupt":
-            return terminal
-        interrupts: list[Interrupt] = []
-        for item in outcome.interrupts:
-            interrupts += self.suspended.get(item.tool_call_id or "", [item])
-        return terminal.model_copy(update={"outcome": outcome.model_copy(update={"interrupts": interrupts})})
-
-    async def resume_input(self, run_input: RunAgentInput) -> RunAgentInput:
-        """Resume entries that answer a suspended sub-agent's interrupts are the child's: they are kept
-        for it (``resuming``), and the deferred ``delegate`` call is approved so that it runs again and
-        continues the child (``RunAgents.delegate``)."""
-        entries = list(getattr(run_input, "resume", None) or [])
-        if not entries or not (targets_of(self.agent, "subagents")):
-            return run_input
-        waiting = await asuspended_subagents(self.thread.pk)
-        if not waiting:
-            return run_input
-        kept = list(entries)
-        for child in waiting:
-            ids = set(child.interrupt_ids)
-            mine = [e for e in entries if e.interrupt_id in ids]
-            if not mine:
-                continue
-            kept = [e for e in kept if e.interrupt_id not in ids]
-            kept.append(
-                ResumeEntry(
-                    interrupt_id=f"int-{child.parent_tool_call_id}",
-                    status="resolved",
-                    payload={"approved": True},
-                )
-            )
-            self.resuming[child.parent_tool_call_id] = (child, mine)
-        return run_input.model_copy(update={"resume": kept})
-
-    def agents(self, request_limit: int) -> RunAgents | None:
-        """The run's sub-agent gateway, for an agent with sub-agents or handoff targets."""
-        if not (targets_of(self.agent, "subagents") or targets_of(self.agent, "handoffs")):
-            return None
-        tree = RunTree(execution=self, request_limit=request_limit)
-        return RunAgents(tree=tree, agent=self.agent, ids=self.stream_ids)
-
-    async def hand_off(self, target: Any, *, note: str, tool_call_id: str) -> str:
-        """The ``handoff`` output tool (§19): the target becomes the thread's agent (recorded at once,
-        one statement), a ``CUSTOM agui.handoff`` event says so; the handing-off agent's part of the run
-        ends there and the target answers the rest (``execute``), and later runs — posted to any agent
-        of the chain — are served by it."""
-        if self.handed_to is not None:
-            raise DelegationRefused("This run already handed the conversation over.")
-        entry = {
-            "from": self.agent.slug,
-            "to": target.agent.slug,
-            "note": note,
-            "runId": self.run.run_id,
-            "toolCallId": tool_call_id,
-            "at": timezone.now().isoformat().replace("+00:00", "Z"),
-        }
-        await athread_hand_off(thread=self.thread, to_agent_id=target.agent.pk, entry=entry)
-        self.handed_to = target.agent.slug
-        await self.writer.add(encode(CustomEvent(name=HANDOFF_EVENT, value=entry)))
-        return f"Handed off to {target.agent.name} ({target.agent.slug}); it answers the rest of the run."
 
     async def log(self, event: BaseEvent) -> None:
         gateway = self.gateway

@@ -1,31 +1,25 @@
 """Sub-agents inside a run (docs/design.md §19): the server side of the ``delegate`` tool.
 
-A delegation runs the sub-agent's assembled pydantic-ai agent on the task, inside the parent run and
-on its fast path: its events go through the parent run's event writer (batched with the run's own),
-stamped with the invocation's ``subagentRunId`` and framed by ``SUBAGENT_STARTED`` and
-``SUBAGENT_FINISHED`` (or ``SUBAGENT_ERROR``); the ``delegate`` call's result is the child's final
-answer. The child sees only its task — not the parent's history, nor the client's frontend tools —;
-its state writes go through the run's state gateway (the thread's one state service); its model
-requests count against the parent's usage and request limit (pydantic-ai's shared ``RunUsage``). What
-it did is recorded in one row (``SubagentRun``: its conversation, the AG-UI messages the client
-built from its events, its loaded capabilities and usage) when it ends: one more statement and hop.
-Limits: ``AGUI_SUBAGENT_MAX_DEPTH`` nesting, ``AGUI_SUBAGENT_MAX_PER_RUN`` invocations in a run.
+A delegation runs the sub-agent's assembled agent on the task inside the parent run, on its fast
+path: its events go through the run's writer, stamped with the invocation's ``subagentRunId``,
+between ``SUBAGENT_STARTED`` and ``SUBAGENT_FINISHED`` (or ``SUBAGENT_ERROR``); the ``delegate``
+call's result is the child's final answer. The child sees only its task (not the parent's history
+nor the client's frontend tools); its state writes go through the run's state gateway; its requests
+count against the run's usage and limit (a shared ``RunUsage``). Its row (``SubagentRun``) rides the
+run's next write. Limits: ``AGUI_SUBAGENT_MAX_DEPTH``, ``AGUI_SUBAGENT_MAX_PER_RUN``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import json
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import jsonpatch
-import jsonpointer
 from ag_ui.core import (
     BaseEvent,
     EventType,
@@ -42,23 +36,22 @@ from ag_ui.core import (
     UserMessage,
 )
 from django.conf import settings
-from django.utils import timezone
 from pydantic_ai import DeferredToolRequests
 from pydantic_ai.exceptions import RunCancelled
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai.ui import SSE_CONTENT_TYPE
 from pydantic_ai.usage import RunUsage, UsageLimits
 
 from agui_app.errors import NotFound
 from agui_app.events.closing import TRACKED_TYPES, closing_events
 from agui_app.events.shape import encode
-from agui_app.pydantic_ai_private import loaded_capability_ids
 from agui_app.runtime.adapter import HubAGUIAdapter, RunLimits
 from agui_app.runtime.memory import run_memory
 from agui_app.runtime.state_sync import StateSync, state_instructions
+from agui_app.runtime.subagent_invocation import Invocation, interrupts_of, record_of
 from agui_app.runtime.warm import tenant_agent
 from agui_app.services.messages import StreamIds
-from agui_app.services.subagents import SubagentRecord, subagent_run_record
+from agui_app.services.subagents import subagent_run_record
 from capabilities.models import Agent
 from capabilities.multi_agent import targets_of
 from capabilities.runtime import DelegationRefused, SubagentSuspended, ToolDeps
@@ -78,130 +71,6 @@ class RunTree:
     execution: RunExecution
     request_limit: int
     invocations: int = 0
-
-
-class MessageFolder:
-    """The AG-UI messages a client builds from a sub-agent's events (as ``@ag-ui/client`` does), so
-    the stored invocation names them exactly as the client holds them."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-
-    def find(self, message_id: str) -> dict[str, Any] | None:
-        return next((m for m in self.messages if m["id"] == message_id), None)
-
-    def call(self, tool_call_id: str) -> dict[str, Any] | None:
-        for message in self.messages:
-            for call in message.get("toolCalls", ()):
-                if call["id"] == tool_call_id:
-                    return call
-        return None
-
-    def observe(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        sub = event.get("subagentRunId")
-        if kind == "TEXT_MESSAGE_START":
-            if self.find(event["messageId"]) is None:
-                self.messages.append(
-                    {
-                        "id": event["messageId"],
-                        "role": event.get("role", "assistant"),
-                        "content": "",
-                        "subagentRunId": sub,
-                    }
-                )
-        elif kind == "TEXT_MESSAGE_CONTENT":
-            if (message := self.find(event["messageId"])) is not None:
-                message["content"] = (message.get("content") or "") + event["delta"]
-        elif kind == "TOOL_CALL_START":
-            parent_id = event.get("parentMessageId")
-            parent = self.find(parent_id) if parent_id else None
-            if parent is None or parent["role"] != "assistant":
-                parent = {
-                    "id": parent_id or event["toolCallId"],
-                    "role": "assistant",
-                    "toolCalls": [],
-                    "subagentRunId": sub,
-                }
-                self.messages.append(parent)
-            parent.setdefault("toolCalls", []).append(
-                {
-                    "id": event["toolCallId"],
-                    "type": "function",
-                    "function": {"name": event["toolCallName"], "arguments": ""},
-                }
-            )
-        elif kind == "TOOL_CALL_ARGS":
-            if (call := self.call(event["toolCallId"])) is not None:
-                call["function"]["arguments"] += event["delta"]
-        elif kind == "ACTIVITY_SNAPSHOT":
-            activity = {
-                "id": event["messageId"],
-                "role": "activity",
-                "activityType": event["activityType"],
-                "content": copy.deepcopy(event["content"]),
-                "subagentRunId": sub,
-            }
-            existing = self.find(event["messageId"])
-            if existing is None:
-                self.messages.append(activity)
-            elif existing["role"] == "activity" and event.get("replace", True):
-                existing.update(activity)
-        elif kind == "ACTIVITY_DELTA":
-            existing = self.find(event["messageId"])
-            if existing is not None and existing["role"] == "activity":
-                try:
-                    existing["content"] = jsonpatch.apply_patch(existing.get("content") or {}, event["patch"])
-                except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException):
-                    pass  # the client warns and keeps the content as it was
-        elif kind == "TOOL_CALL_RESULT":
-            result = {
-                "id": event["messageId"],
-                "toolCallId": event["toolCallId"],
-                "role": event.get("role") or "tool",
-                "content": event["content"],
-                "subagentRunId": sub,
-            }
-            index = next(
-                (
-                    i
-                    for i, m in enumerate(self.messages)
-                    if m["role"] == "assistant"
-                    and any(c["id"] == event["toolCallId"] for c in m.get("toolCalls", ()))
-                ),
-                None,
-            )
-            if index is None:
-                self.messages.append(result)
-            else:
-                index += 1
-                while index < len(self.messages) and self.messages[index]["role"] == "tool":
-                    index += 1
-                self.messages.insert(index, result)
-
-
-@dataclass
-class Invocation:
-    """One delegation while it runs."""
-
-    subagent_run_id: str
-    agent: Agent
-    depth: int
-    task: str
-    parent_subagent_run_id: str
-    parent_tool_call_id: str
-    started_at: Any = field(default_factory=timezone.now)
-    folder: MessageFolder = field(default_factory=MessageFolder)
-    logged: list[tuple[str, str]] = field(default_factory=list)  # its events that open or close items
-    ids: StreamIds = field(default_factory=StreamIds)
-    usage: RunUsage = field(default_factory=RunUsage)  # the run's (shared with the parent)
-    before: tuple[int, int, int] = (0, 0, 0)  # its requests and tokens when the invocation began
-    result: Any = None
-    partial: list[ModelMessage] | None = None
-    finished: RunFinishedEvent | None = None
-    history: list[ModelMessage] | None = None  # a resumed invocation's stored conversation
-    resume: list[ResumeEntry] = field(default_factory=list)  # the entries answering its interrupts
-    failed: RunErrorEvent | None = None
 
 
 class RunAgents:
@@ -439,54 +308,17 @@ class RunAgents:
         answer_value: Any,
         interrupt_ids: list[str] | None = None,
     ) -> None:
-        """Store the invocation (one statement, one hop); a failure to is logged, not raised."""
-        result = invocation.result
-        sub_id = invocation.subagent_run_id
-        history: list[ModelMessage] = (
-            result.all_messages() if result is not None else list(invocation.partial or [])
+        """Store the invocation with the run's next batch of events (or its end): no transaction or
+        hop of its own."""
+        record = record_of(
+            invocation,
+            self.tree.execution,
+            status=status,
+            error=error,
+            result=answer_value,
+            interrupt_ids=interrupt_ids,
         )
-        used = invocation.usage
-        requests, input_tokens, output_tokens = invocation.before
-        execution = self.tree.execution
-        # Written with the run's next batch of events (or its end): no transaction or hop of its own.
-        self.tree.execution.writer.defer(
-            functools.partial(
-                subagent_run_record,
-                SubagentRecord(
-                    thread_pk=execution.thread.pk,
-                    run_pk=execution.run.pk,
-                    subagent_run_id=sub_id,
-                    parent_subagent_run_id=invocation.parent_subagent_run_id,
-                    parent_tool_call_id=invocation.parent_tool_call_id,
-                    agent=invocation.agent.slug,
-                    depth=invocation.depth,
-                    task=invocation.task,
-                    status=status,
-                    result=answer_value,
-                    interrupt_ids=interrupt_ids or [],
-                    error=error,
-                    history=ModelMessagesTypeAdapter.dump_python(history, mode="json"),
-                    messages=invocation.folder.messages,
-                    loaded_capabilities=sorted(loaded_capability_ids(history)),
-                    requests=used.requests - requests,
-                    input_tokens=used.input_tokens - input_tokens,
-                    output_tokens=used.output_tokens - output_tokens,
-                    started_at=invocation.started_at,
-                    resumed=invocation.history is not None,
-                ),
-            )
-        )
-
-    @staticmethod
-    def interrupts_of(invocation: Invocation) -> list[Interrupt]:
-        """The child's approval interrupts (its ``RUN_FINISHED`` interrupt outcome), attributed to it."""
-        outcome = invocation.finished.outcome if invocation.finished is not None else None
-        if outcome is None or outcome.type != "interrupt":
-            return []
-        return [
-            item.model_copy(update={"subagent_run_id": invocation.subagent_run_id})
-            for item in outcome.interrupts
-        ]
+        self.tree.execution.writer.defer(functools.partial(subagent_run_record, record))
 
     async def suspend(self, invocation: Invocation, interrupts: list[Interrupt]) -> str:
         """An approval inside the child (§19): it ends ``SUBAGENT_FINISHED {outcome: suspended}``, is
@@ -530,7 +362,7 @@ class RunAgents:
             and output.approvals
             and not output.calls
             and invocation.depth == 1
-            and (interrupts := self.interrupts_of(invocation))
+            and (interrupts := interrupts_of(invocation))
         ):
             return await self.suspend(invocation, interrupts)
         elif isinstance(output, DeferredToolRequests):
