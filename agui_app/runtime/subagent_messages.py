@@ -6,7 +6,6 @@ import copy
 from typing import Any
 
 import jsonpatch
-import jsonpointer
 
 
 class MessageFolder:
@@ -81,7 +80,7 @@ class MessageFolder:
             if existing is not None and existing["role"] == "activity":
                 try:
                     existing["content"] = jsonpatch.apply_patch(existing.get("content") or {}, event["patch"])
-                except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException):
+                except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
                     pass  # the client warns and keeps the content as it was
         elif kind == "TOOL_CALL_RESULT":
             result = {
