@@ -21,6 +21,7 @@ real server process, and prints ONE JSON document on stdout (progress goes to st
 - ``turn_cost_1000_vs_1``, ``log_bytes_per_turn_at_1000``, ``state_patch_1mb_ms_p50``/``_p99``,
   ``idle_followers_10k`` (``bench.growth``: what grows with history, state size and idle streams;
   ``--quick`` measures at 200 turns and 300 followers, ``history_turns``/``followers`` say so).
+- ``delegate_overhead_ms`` (``bench.subagents``): a run with one delegation minus two plain runs.
 - ``delta_1mb_ms`` / ``delta_vs_make_patch`` (``bench.state``), ``catalog_reduction`` /
   ``assembly_ms_50_skills`` (``bench.catalog``, skipped with a reason when it is absent).
 - ``producer_events_per_s`` / ``pipeline_vs_producer``: pydantic-ai's AG-UI adapter producing the
@@ -352,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     result.update(state)
     result.update(catalog)
     result.update(binary)
+    subagents, subagents_details = sub_bench("subagents", ("delegate_overhead_ms",), args.quick)
+    result.update(subagents)
     problems = problems_of(sections)
     if "error" in comparison:
         problems["server_comparison"] = comparison["error"]
@@ -390,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                 "state": state_details,
                 "catalog": catalog_details,
                 "binary": binary_details,
+                "subagents": subagents_details,
                 "pydantic_ai_peer": peer_details,
                 "growth": growth_details,
                 "server_comparison": comparison,
@@ -403,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
             ("state", state_details),
             ("catalog", catalog_details),
             ("binary", binary_details),
+            ("subagents", subagents_details),
         )
         if "skipped" in v
     }

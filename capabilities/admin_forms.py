@@ -28,6 +28,7 @@ from capabilities.declarations import (
 from capabilities.memory import check_memory
 from capabilities.models import Agent, Skill
 from capabilities.models_catalog import check_fallback_models, check_model_id
+from capabilities.multi_agent import targets_problems
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.services.agents import AGENT_FIELDS
@@ -214,7 +215,7 @@ class AgentForm(forms.ModelForm):
     class Meta:
         model = Agent
         fields = ADMIN_AGENT_FIELDS
-        widgets = {"instructions": monospace(10)}
+        widgets = {"instructions": monospace(10), "subagents": monospace(2), "handoffs": monospace(2)}
 
     def clean_declared_capabilities(self) -> dict[str, Any]:
         value = self.cleaned_data.get("declared_capabilities")
@@ -277,6 +278,7 @@ class AgentForm(forms.ModelForm):
             if taken.exists():
                 self.add_error("slug", f"Tenant {self.instance.tenant} already has an agent {slug!r}.")
         self.check_models(cleaned)
+        self.check_targets(cleaned)
         declared = cleaned.get("declared_capabilities")
         if declared and "output_schema" not in self.errors and cleaned.get("model"):
             tenant = cleaned.get("tenant") or (self.instance.tenant if self.instance.tenant_id else None)
@@ -284,6 +286,8 @@ class AgentForm(forms.ModelForm):
                 model=cleaned["model"],
                 output_schema=cleaned.get("output_schema"),
                 file_types=allowed_file_types(getattr(tenant, "file_allowed_types", None)),
+                subagents=tuple((slug, "") for slug in cleaned.get("subagents") or []),
+                handoffs=bool(cleaned.get("handoffs")),
             )
             try:
                 validate_declared(declared, facts)
@@ -295,6 +299,12 @@ class AgentForm(forms.ModelForm):
                     ),
                 )
         return cleaned
+
+    def check_targets(self, cleaned: dict[str, Any]) -> None:
+        """``subagents`` and ``handoffs``: agents of the same tenant (the API's check)."""
+        tenant_id = getattr(cleaned.get("tenant"), "pk", None) or self.instance.tenant_id
+        for name, message in targets_problems(tenant_id, cleaned.get("slug"), cleaned).items():
+            self.add_error(name, ValidationError(message, code="unknown_agent"))
 
     def check_models(self, cleaned: dict[str, Any]) -> None:
         """The model and fallback models, against the tenant's credentials (as the API checks them) —

@@ -30,6 +30,7 @@ from capabilities.llm import ModelUnavailable, model_reports_reasoning, resolve_
 from capabilities.mcp_servers import build_mcp_capability, mcp_load_check
 from capabilities.memory import MEMORY_CAPABILITY, memory_capability  # memory (§20)
 from capabilities.models import Agent, AgentSkill, McpServer
+from capabilities.multi_agent import handoff_outputs, multi_agent_instructions, multi_agent_tools
 from capabilities.runtime import ToolDeps
 from capabilities.schemas import OUTPUT_NAME, output_validator_for
 from capabilities.tenant_models import agent_model
@@ -224,12 +225,16 @@ def assemble(agent: Agent) -> RunAgentPlan:
     except ModelUnavailable as exc:
         unavailable = str(exc)
         model = unavailable_model(unavailable)
+    delegation = multi_agent_tools(agent, outputs=False)  # sub-agents and handoffs (§19)
+    handing = handoff_outputs(agent)
     pydantic_agent = PydanticAgent(
         model,
         deps_type=ToolDeps,
-        output_type=output_type(agent),
-        instructions=agent.instructions or None,
-        tools=[run_tool(t) for t in run_builtins(links)],
+        output_type=[*output_type(agent), *handing],
+        instructions=[*([agent.instructions] if agent.instructions else []), multi_agent_instructions]
+        if delegation or handing
+        else agent.instructions or None,
+        tools=[*(run_tool(t) for t in run_builtins(links)), *delegation],
         capabilities=[
             *capabilities,
             *([memory] if memory else []),  # memory (§20)

@@ -15,7 +15,9 @@ with the reason, and where it holds the server states it itself:
   refused), images out where the profile says so (never for ``demo``). A declared ``true`` that does not
   hold is refused. ``demo`` takes every input kind (it describes what it received). Not derived for an
   id pydantic-ai cannot profile: there the declaration stands as written.
-- ``multiAgent``: never — a run is one agent; it can neither delegate nor hand off.
+- ``multiAgent``: what the agent's ``subagents`` and ``handoffs`` fields give it (docs/design.md §19):
+  ``delegation`` and the ``subagents`` list with sub-agents, ``handoffs`` with handoff targets,
+  ``supported`` with either. A claim beyond them is refused; the list is the server's.
 """
 
 from __future__ import annotations
@@ -42,9 +44,10 @@ DERIVED_CUSTOM_KEYS = {
 }
 TEXT = "text/plain"
 JSON = "application/json"
-NO_DELEGATION = (
-    "this runtime runs one agent per run: it cannot delegate to, hand off to, or invoke other agents"
-)
+NO_DELEGATION = "the agent has no sub-agents (its subagents field): it cannot delegate"
+NO_HANDOFFS = "the agent has no handoff targets (its handoffs field): it cannot hand off"
+NO_MULTI_AGENT = "the agent has neither sub-agents nor handoff targets (its subagents and handoffs fields)"
+LISTED_BY_SERVER = "the server lists the sub-agents from the agent's subagents field"
 
 
 @dataclass(frozen=True)
@@ -117,12 +120,24 @@ class RuntimeFacts:
     multimodal: dict[str, Any] | None = None  # None: not derived (no profile)
     profile_multimodal: dict[str, Any] | None = None  # what the profile alone accepts
     tool_calls: bool = True  # the model calls tools (so it may call several at once)
+    subagents: tuple[tuple[str, str], ...] = ()  # (slug, description) of its sub-agents (§19)
+    handoffs: bool = False  # it has handoff targets
 
     @classmethod
-    def of(cls, *, model: str, output_schema: Any, file_types: list[str] | None = None) -> RuntimeFacts:
+    def of(
+        cls,
+        *,
+        model: str,
+        output_schema: Any,
+        file_types: list[str] | None = None,
+        subagents: tuple[tuple[str, str], ...] = (),
+        handoffs: bool = False,
+    ) -> RuntimeFacts:
         """``file_types``: the tenant's (``allowed_file_types``; default: the server's list)."""
         profile = model_profile(model)
         return cls(
+            subagents=subagents,
+            handoffs=handoffs,
             model=model,
             structured_output=bool(output_schema),
             reasoning=bool(
@@ -146,6 +161,22 @@ class RuntimeFacts:
             document["reasoning"] = {"supported": True, "streaming": True}
         if self.multimodal is not None:
             document["multimodal"] = self.multimodal
+        if self.subagents or self.handoffs:
+            document["multiAgent"] = {
+                "supported": True,
+                "delegation": bool(self.subagents),
+                "handoffs": self.handoffs,
+                **(
+                    {
+                        "subagents": [
+                            {"name": slug, **({"description": about} if about else {})}
+                            for slug, about in self.subagents
+                        ]
+                    }
+                    if self.subagents
+                    else {}
+                ),
+            }
         return document
 
 
@@ -257,11 +288,16 @@ def unfulfillable(declared: dict[str, Any], facts: RuntimeFacts) -> list[Declara
                         )
                     )
     multi = _section(declared, "multiAgent")
-    for key in ("supported", "delegation", "handoffs"):
-        if multi.get(key) is True:
-            errors.append(DeclarationError(f"multiAgent.{key}", NO_DELEGATION))
+    holds = {
+        "supported": (bool(facts.subagents) or facts.handoffs, NO_MULTI_AGENT),
+        "delegation": (bool(facts.subagents), NO_DELEGATION),
+        "handoffs": (facts.handoffs, NO_HANDOFFS),
+    }
+    for key, (held, reason) in holds.items():
+        if multi.get(key) is True and not held:
+            errors.append(DeclarationError(f"multiAgent.{key}", reason))
     if multi.get("subagents"):
-        errors.append(DeclarationError("multiAgent.subagents", NO_DELEGATION))
+        errors.append(DeclarationError("multiAgent.subagents", LISTED_BY_SERVER))
     return errors
 
 

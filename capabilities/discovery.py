@@ -27,6 +27,7 @@ from capabilities.declarations import RuntimeFacts, allowed_file_types, declared
 from capabilities.memory import MEMORY_CAPABILITY, memory_of, memory_tool_items
 from capabilities.memory import description as memory_description
 from capabilities.models import Agent
+from capabilities.multi_agent import multi_agent_tools, targets_of
 from capabilities.schemas import private_keys
 from capabilities.tools.registry import RegisteredTool, registry
 
@@ -117,6 +118,15 @@ def capabilities_document(
         )
         if loaded_memory:
             items += [Tool(**item) for item in memory_tool_items(agent)]
+    for built in multi_agent_tools(agent):  # delegate / handoff (§19)
+        definition = built.tool_def
+        items.append(
+            Tool(
+                name=definition.name,
+                description=definition.description or "",
+                parameters=definition.parameters_json_schema,
+            )
+        )
     if deferred_any:
         items.insert(0, LOAD_CAPABILITY_TOOL)
     # Only declarable parts that hold: a derived key or a false claim that reached the row without
@@ -125,6 +135,8 @@ def capabilities_document(
         model=agent.model,
         output_schema=agent.output_schema,
         file_types=allowed_file_types(getattr(agent.tenant, "file_allowed_types", None)),
+        subagents=subagent_infos(agent),
+        handoffs=bool(targets_of(agent, "handoffs")),
     )
     declared = declared_that_hold(agent.declared_capabilities, facts)
     for section, truth in facts.truths().items():
@@ -172,6 +184,17 @@ def capabilities_document(
     return AgentCapabilities.model_validate(document).model_dump(
         mode="json", by_alias=True, exclude_none=True
     )
+
+
+def subagent_infos(agent: Agent) -> tuple[tuple[str, str], ...]:
+    """(slug, description) of the agent's sub-agents that exist, in its order (one query, when it has any)."""
+    slugs = targets_of(agent, "subagents")
+    if not slugs:
+        return ()
+    about = dict(
+        Agent.objects.filter(tenant_id=agent.tenant_id, slug__in=slugs).values_list("slug", "description")
+    )
+    return tuple((slug, about[slug]) for slug in slugs if slug in about)
 
 
 def predicted_state(agent: Agent, links: list[Any], runnable: set[str]) -> list[dict[str, str]]:

@@ -47,6 +47,8 @@ AGENT_WRITABLE_FIELDS = (
     "memory",
     "approval_ttl_seconds",
     "feedback",
+    "subagents",
+    "handoffs",
 )
 
 
@@ -109,6 +111,18 @@ class Agent(models.Model):
         blank=True,
         help_text='Feedback in runs: {"useInInstructions": true} puts the thread\'s recent ratings with '
         "comments (people's corrections) in each run's instructions; empty: runs do not see them.",
+    )
+    subagents = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Slugs of the tenant's agents this one may delegate a task to (built-in tool `delegate`); "
+        "each runs as a sub-agent inside the run.",
+    )
+    handoffs = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Slugs of the tenant's agents this one may hand the conversation over to (built-in tool "
+        "`handoff`); the target becomes the thread's agent.",
     )
     webhook_url = models.URLField(
         max_length=2000, blank=True, help_text="Optional URL told about every finished run."

@@ -82,6 +82,44 @@ class MemoryGateway(Protocol):
         ...
 
 
+class DelegationRefused(Exception):
+    """A delegation or handoff the run refuses (unknown target, depth or count limit); ``message`` is
+    for the model."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class SubagentSuspended(Exception):
+    """A sub-agent paused on an approval: the ``delegate`` call is deferred until the run resumes."""
+
+
+class AgentsGateway(Protocol):
+    """The run's handle on the agents it may delegate to or hand off to (docs/design.md §19)."""
+
+    async def targets(self, field: str) -> list[tuple[str, str, str]]:
+        """``(slug, name, description)`` of the agent's ``subagents`` or ``handoffs`` that exist now."""
+        ...
+
+    async def delegate(self, *, agent: str, task: str, tool_call_id: str, usage: Any = None) -> str:
+        """Run ``agent`` on ``task`` as a sub-agent of this run; returns its final answer. ``usage``: the
+        run's pydantic-ai ``RunUsage``, which the sub-agent's requests are added to.
+
+        Raises:
+            DelegationRefused: nothing ran.
+        """
+        ...
+
+    async def handoff(self, *, agent: str, note: str, tool_call_id: str) -> str:
+        """Make ``agent`` the thread's agent; returns what the tool answers.
+
+        Raises:
+            DelegationRefused: nothing changed.
+        """
+        ...
+
+
 @dataclass
 class ToolDeps:
     """``ctx.deps`` of every run: identity of the run, its shared state and (if any) its memory."""
@@ -92,6 +130,7 @@ class ToolDeps:
     run_id: str
     state_gateway: StateGateway
     memory: MemoryGateway | None = None  # the agent's long-term memory (agents with ``memory`` only)
+    agents: AgentsGateway | None = None  # sub-agents and handoffs (agents with targets only)
 
     @property
     def state(self) -> MutableMapping[str, Any]:

@@ -247,6 +247,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A run's status appears in the run summary and the run detail (with its sub-agents): one name.
+    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "agui_app.models.runs.RunStatus"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "agui_app.transports.rest.openapi.schema.add_agui_endpoints",
@@ -395,6 +397,10 @@ AGUI_SKILL_IMPORT_MAX_RATIO = env_int(
 AGUI_REGISTRY_MAX_BODY_BYTES = env_int("AGUI_REGISTRY_MAX_BODY_BYTES", 1024 * 1024)  # agent/skill JSON
 AGUI_SCHEMA_MAX_BYTES = env_int("AGUI_SCHEMA_MAX_BYTES", 64 * 1024)  # state and output JSON Schemas
 # Long-term memory (docs/design.md §20). A tenant's own limits (admin) win over these defaults.
+# Sub-agents and handoffs (docs/concepts/subagents.md)
+AGUI_SUBAGENT_MAX_DEPTH = env_int("AGUI_SUBAGENT_MAX_DEPTH", 3)  # nesting of delegations in one run
+AGUI_SUBAGENT_MAX_PER_RUN = env_int("AGUI_SUBAGENT_MAX_PER_RUN", 10)  # delegations in one run, all depths
+AGUI_SUBAGENT_MAX_TASK_CHARS = env_int("AGUI_SUBAGENT_MAX_TASK_CHARS", 20_000)  # a delegated task's text
 AGUI_MEMORY_MAX_ITEMS = env_int("AGUI_MEMORY_MAX_ITEMS", 100_000)  # items per tenant (429 past it)
 AGUI_MEMORY_MAX_ITEM_BYTES = env_int("AGUI_MEMORY_MAX_ITEM_BYTES", 16 * 1024)  # value JSON + text (413)
 AGUI_MEMORY_SEARCH_MAX_LIMIT = env_int("AGUI_MEMORY_SEARCH_MAX_LIMIT", 100)  # results of one search

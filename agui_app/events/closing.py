@@ -1,5 +1,5 @@
 """The events that close what a run left open, for a run that ends without its own closing events
-(its process died mid-text, mid-tool-call, mid-reasoning).
+(its process died mid-text, mid-tool-call, mid-reasoning, mid-sub-agent).
 
 A stream must close every text message, tool call, reasoning message and step before its
 ``RUN_ERROR``; ``closing_events`` reads a run's logged events and returns the ends, innermost first.
@@ -18,6 +18,7 @@ from ag_ui.core import (
     ReasoningEndEvent,
     ReasoningMessageEndEvent,
     StepFinishedEvent,
+    SubagentErrorEvent,
     TextMessageEndEvent,
     ToolCallArgsEvent,
     ToolCallEndEvent,
@@ -32,28 +33,34 @@ PAIRS: dict[str, tuple[str, str]] = {
     "REASONING_START": ("REASONING_END", "messageId"),
     "REASONING_MESSAGE_START": ("REASONING_MESSAGE_END", "messageId"),
     "STEP_STARTED": ("STEP_FINISHED", "stepName"),
+    "SUBAGENT_STARTED": ("SUBAGENT_ERROR", "subagentRunId"),  # a sub-agent invocation (§19)
 }
 CLOSERS = {closing: (opening, key) for opening, (closing, key) in PAIRS.items()}
+CLOSERS["SUBAGENT_FINISHED"] = ("SUBAGENT_STARTED", "subagentRunId")
+SUBAGENT_INTERRUPTED = "The server stopped during the sub-agent invocation."
 # The types ``closing_events`` needs to see (a caller may filter the log on them).
 TRACKED_TYPES = frozenset(PAIRS) | frozenset(CLOSERS) | {"TOOL_CALL_ARGS"}
 
 
-def _end(opening: str, item: str) -> BaseEvent:
+def _end(opening: str, item: str, sub: str | None) -> BaseEvent:
+    """The end of an open item; ``sub``: the sub-agent invocation that opened it (its attribution)."""
     if opening == "TEXT_MESSAGE_START":
-        return TextMessageEndEvent(message_id=item)
+        return TextMessageEndEvent(message_id=item, subagent_run_id=sub)
     if opening == "TOOL_CALL_START":
-        return ToolCallEndEvent(tool_call_id=item)
+        return ToolCallEndEvent(tool_call_id=item, subagent_run_id=sub)
     if opening == "REASONING_START":
-        return ReasoningEndEvent(message_id=item)
+        return ReasoningEndEvent(message_id=item, subagent_run_id=sub)
     if opening == "REASONING_MESSAGE_START":
-        return ReasoningMessageEndEvent(message_id=item)
-    return StepFinishedEvent(step_name=item)
+        return ReasoningMessageEndEvent(message_id=item, subagent_run_id=sub)
+    if opening == "SUBAGENT_STARTED":
+        return SubagentErrorEvent(subagent_run_id=item, message=SUBAGENT_INTERRUPTED, code="run_interrupted")
+    return StepFinishedEvent(step_name=item, subagent_run_id=sub)
 
 
 def closing_events(logged: Iterable[tuple[str, str]]) -> list[PendingEvent]:
     """The end events for the items ``logged`` (``(type, wire JSON)`` in seq order) left open,
     the most recently opened first. Types outside ``TRACKED_TYPES`` are ignored."""
-    open_items: dict[tuple[str, str], None] = {}  # insertion-ordered set of (opening type, id)
+    open_items: dict[tuple[str, str], str | None] = {}  # (opening type, id) → its subagentRunId, in order
     arguments: dict[str, list[str]] = {}  # an open tool call's argument deltas
     for kind, data in logged:
         event = orjson.loads(data)
@@ -62,15 +69,16 @@ def closing_events(logged: Iterable[tuple[str, str]]) -> list[PendingEvent]:
         elif kind in PAIRS:
             item = event.get(PAIRS[kind][1])
             if isinstance(item, str):
-                open_items[(kind, item)] = None
+                sub = event.get("subagentRunId") if kind != "SUBAGENT_STARTED" else None
+                open_items[(kind, item)] = sub if isinstance(sub, str) else None
         elif kind in CLOSERS:
             opening, key = CLOSERS[kind]
             open_items.pop((opening, event.get(key)), None)
     ends: list[PendingEvent] = []
-    for opening, item in reversed(list(open_items)):
+    for (opening, item), sub in reversed(list(open_items.items())):
         if opening == "TOOL_CALL_START" and (rest := _arguments_rest("".join(arguments.get(item, [])))):
-            ends.append(encode(ToolCallArgsEvent(tool_call_id=item, delta=rest)))
-        ends.append(encode(_end(opening, item)))
+            ends.append(encode(ToolCallArgsEvent(tool_call_id=item, delta=rest, subagent_run_id=sub)))
+        ends.append(encode(_end(opening, item, sub)))
     return ends
 
 

@@ -85,7 +85,12 @@ def encode(event: BaseEvent) -> PendingEvent:
     ``event`` itself is left as it is."""
     timestamp = event.timestamp if event.timestamp is not None else now_ms()
     # The per-token events, built directly: pydantic's serializer costs several times orjson here.
-    if isinstance(event, TextMessageContentEvent) and event.raw_event is None:
+    # (A sub-agent's event, which carries ``subagentRunId``, takes the general path.)
+    if (
+        isinstance(event, TextMessageContentEvent)
+        and event.raw_event is None
+        and event.subagent_run_id is None
+    ):
         payload: dict[str, Any] = {
             "type": "TEXT_MESSAGE_CONTENT",
             "timestamp": timestamp,
@@ -93,7 +98,7 @@ def encode(event: BaseEvent) -> PendingEvent:
             "delta": event.delta,
         }
         return PendingEvent(type="TEXT_MESSAGE_CONTENT", data=orjson.dumps(payload).decode())
-    if isinstance(event, ToolCallArgsEvent) and event.raw_event is None:
+    if isinstance(event, ToolCallArgsEvent) and event.raw_event is None and event.subagent_run_id is None:
         payload = {
             "type": "TOOL_CALL_ARGS",
             "timestamp": timestamp,

@@ -6,6 +6,7 @@ from agui_app.models.files import FileReference, StoredFile
 from agui_app.models.memory import MemoryItem, MemoryNamespace
 from agui_app.models.runs import Event, OnDisconnect, Run, RunStatus
 from agui_app.models.schedules import FiringOutcome, Schedule, ScheduleFiring
+from agui_app.models.subagents import SubagentRun, SubagentStatus
 from agui_app.models.tenancy import ApiKey, KeyScope, Membership, Tenant, TokenRevocation, UsageMonth
 from agui_app.models.threads import LoadedCapability, StateRevision, StateSource, Thread
 from agui_app.models.webhooks import DeliveryStatus, WebhookDelivery
@@ -32,6 +33,8 @@ __all__ = [
     "StateRevision",
     "StateSource",
     "StoredFile",
+    "SubagentRun",
+    "SubagentStatus",
     "Tenant",
     "Thread",
     "TokenRevocation",

@@ -26,6 +26,11 @@ class Thread(models.Model):
     )
     title = models.CharField(max_length=200, blank=True)
     metadata = models.JSONField(default=dict, blank=True, decoder=StoredJsonDecoder)
+    handoffs = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="[{from, to, note, runId, at}]: each handoff that changed the thread's agent (§19).",
+    )
     state = models.JSONField(default=dict, blank=True, decoder=StoredJsonDecoder)
     state_version = models.PositiveBigIntegerField(default=0)
     private_state = models.JSONField(

@@ -29,7 +29,7 @@ from agui_app.models import OnDisconnect, Run, RunStatus
 from agui_app.runtime.orchestrator import opening_events
 from agui_app.runtime.presence import StreamTicket
 from agui_app.runtime.starting import start_next_queued, start_run
-from agui_app.runtime.warm import warm_agent
+from agui_app.runtime.warm import tenant_agent, warm_agent
 from agui_app.selectors.runs import run_status
 from agui_app.services import ratelimits
 from agui_app.services.admission import Admission, run_admit
@@ -38,6 +38,7 @@ from agui_app.services.input_files import has_media, resolve_input_files
 from agui_app.services.multitask import ThreadBusy, run_options
 from agui_app.services.rollback import run_rollback
 from agui_app.services.runs import run_request_cancel
+from agui_app.services.subagents import HandedOff
 from capabilities.assembly import RunAgentPlan
 from capabilities.declarations import model_accepts
 from capabilities.models import Agent
@@ -117,7 +118,12 @@ async def start_run_request(
 
     try:
         with tracing.current(span), tracing.child_span("agui.admission"):
-            admission = await admit(admit_now, run_input=run_input)
+            try:
+                admission = await admit(admit_now, run_input=run_input)
+            except HandedOff as handed:  # the thread's current agent serves it (§19)
+                warm = await tenant_agent(principal.tenant.pk, handed.agent_slug)
+                agent = warm.agent
+                admission = await admit(admit_now, run_input=run_input)
     except ApiError as exc:
         tracing.end_run_span(span, status="refused", error_code=exc.code)
         raise

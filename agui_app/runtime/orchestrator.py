@@ -20,6 +20,8 @@ from typing import Any
 from ag_ui.core import (
     BaseEvent,
     EventType,
+    Interrupt,
+    ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
@@ -45,7 +47,7 @@ from agui_app.events.shape import (
     run_started,
     tool_call_decision,
 )
-from agui_app.models import RunStatus, Tenant
+from agui_app.models import RunStatus, SubagentRun, Tenant
 from agui_app.run_conversation import RunConversation
 from agui_app.runtime.adapter import (
     FILE_URL_SCHEMES,
@@ -58,6 +60,7 @@ from agui_app.runtime.audit import ToolCallAudit, resume_decisions
 from agui_app.runtime.file_parts import FileParts
 from agui_app.runtime.instructions import run_instructions
 from agui_app.runtime.memory import run_memory  # memory (§20)
+from agui_app.runtime.multi_agent_run import MultiAgentRun
 from agui_app.runtime.state_sync import RunStateGateway, StateSync
 from agui_app.runtime.supervisor import RunHandle
 from agui_app.runtime.usage import UsageMeter
@@ -92,7 +95,7 @@ def opening_events(plan: RunAgentPlan, run_input: RunAgentInput, decided_by: str
     ]
 
 
-class RunExecution:
+class RunExecution(MultiAgentRun):
     def __init__(
         self,
         *,
@@ -143,6 +146,9 @@ class RunExecution:
         self.first_event_seen = False
         self.queued_behind = False  # its end found runs queued on the thread
         self.tool_names: dict[str, str] = {}  # tool call id → tool name (the interrupts' metadata)
+        self.handed_to: str | None = None  # the agent its handoff tool handed the thread to (§19)
+        self.suspended: dict[str, list[Interrupt]] = {}  # delegate call id → its child's interrupts
+        self.resuming: dict[str, tuple[SubagentRun, list[ResumeEntry]]] = {}  # delegate call id → child
 
     async def on_cancelled(self, cancelled: RunCancelled) -> None:
         self.partial = cancelled.new_messages()
@@ -160,6 +166,15 @@ class RunExecution:
                         terminal = event
                         continue
                     await self.log(event)
+                if self.handed_to is not None and isinstance(terminal, RunFinishedEvent):
+                    # A handoff (§19) ended the agent's part: the target answers the rest of the run.
+                    await self.take_over(self.handed_to)
+                    terminal = None
+                    async for event in await self.events(continuing=True):
+                        if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
+                            terminal = event
+                            continue
+                        await self.log(event)
         except asyncio.CancelledError:
             terminal = RunErrorEvent(message="The server stopped during the run.", code="run_interrupted")
             await self.close(terminal, interrupted=True)
@@ -169,9 +184,11 @@ class RunExecution:
             terminal = RunErrorEvent(message=message, code=code)
         if terminal is None:
             terminal = RunErrorEvent(message="The run ended without a result.", code="internal_error")
-        await self.close(terminal)
+        await self.close(self.with_child_interrupts(terminal))
 
-    async def events(self) -> Any:
+    async def events(self, *, continuing: bool = False) -> Any:
+        """The adapter's event stream. ``continuing``: the handoff target's part of the run, on the
+        conversation as the handing-off agent left it (no new input message)."""
         plan = self.plan
         for skipped in plan.skipped:
             logger.warning(
@@ -190,7 +207,11 @@ class RunExecution:
             )
         adapter = HubAGUIAdapter(
             agent=plan.agent,
-            run_input=run_input_without_state(self.run_input),
+            run_input=run_input_without_state(
+                self.run_input.model_copy(update={"messages": [], "resume": None})
+                if continuing
+                else await self.resume_input(self.run_input)
+            ),
             accept=SSE_CONTENT_TYPE,
             conversation_store=self.conversation,
             conversation_scope=self.tenant.conversation_scope,
@@ -200,6 +221,7 @@ class RunExecution:
         adapter.limits = RunLimits(plan.max_iterations, plan.max_execution_seconds)
         record = await self.conversation.read_record(self.thread.conversation_id)  # from memory
         earlier_requests = record.usage.requests if record is not None else 0
+        request_limit = earlier_requests + plan.max_iterations
         deps = ToolDeps(
             tenant_slug=self.tenant.slug,
             agent_slug=self.agent.slug,
@@ -207,13 +229,14 @@ class RunExecution:
             run_id=self.run.run_id,
             state_gateway=self.gateway,
             memory=run_memory(self.agent, self.tenant, self.thread),  # memory (§20)
+            agents=self.agents(request_limit),  # sub-agents and handoffs (§19)
         )
         instructions = await run_instructions(self.agent, self.thread.pk)
         return adapter.run_stream(
             deps=deps,
             conversation_id=self.thread.conversation_id,
             # Limits are per run: the stored conversation's usage counts against them otherwise.
-            usage_limits=UsageLimits(request_limit=earlier_requests + plan.max_iterations),
+            usage_limits=UsageLimits(request_limit=request_limit),
             timeout=plan.max_execution_seconds,
             cancellation_token=self.handle.token,
             instructions=instructions,

@@ -38,6 +38,9 @@ class RunEventWriter:
         self._timed_flush: asyncio.Task[None] | None = None
         self.failure: BaseException | None = None
         self.count = 0
+        # Writes that ride the next batch's transaction (or the run's closing one): a sub-agent
+        # invocation's row (§19), so it costs no transaction or hop of its own.
+        self.deferred: list[Callable[[], object]] = []
 
     async def add(self, event: PendingEvent) -> None:
         if self.failure is not None:
@@ -60,12 +63,19 @@ class RunEventWriter:
         except Exception as exc:  # surfaced to the run by its next add()
             self.failure = exc
 
+    def defer(self, write: Callable[[], object]) -> None:
+        """Run ``write`` (sync, on the database thread) in the transaction of the next batch, or of
+        the run's end; the timer makes sure a batch comes."""
+        self.deferred.append(write)
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._on_timer)
+
     async def flush(self) -> None:
         """Append the buffered events (one transaction, one hop)."""
         async with self.lock:
             self._stop_timer()
             batch, self.pending = self.pending, []
-            if batch:
+            if batch or self.deferred:
                 await self._hop(self._write, batch)
 
     async def close(self, complete: Callable[[list[PendingEvent]], T]) -> T:
@@ -75,7 +85,21 @@ class RunEventWriter:
         async with self.lock:
             self._stop_timer()
             batch, self.pending = self.pending, []
-            return await self._hop(complete, batch)
+            if not self.deferred:
+                return await self._hop(complete, batch)
+            deferred, self.deferred = self.deferred, []
+
+            def complete_with_deferred(events: list[PendingEvent]) -> T:
+                with transaction.atomic():
+                    for write in deferred:
+                        write()
+                    return complete(events)
+
+            try:
+                return await self._hop(complete_with_deferred, batch)
+            except BaseException:
+                self.deferred[:0] = deferred
+                raise
 
     async def _hop(self, write: Callable[[list[PendingEvent]], T], batch: list[PendingEvent]) -> T:
         began = time.monotonic()
@@ -95,5 +119,13 @@ class RunEventWriter:
             self._timer = None
 
     def _write(self, batch: list[PendingEvent]) -> None:
-        with transaction.atomic():
-            append_events(self.thread_pk, batch, run_pk=self.run_pk, run_id=self.run_id)
+        deferred, self.deferred = self.deferred, []
+        try:
+            with transaction.atomic():
+                if batch:
+                    append_events(self.thread_pk, batch, run_pk=self.run_pk, run_id=self.run_id)
+                for write in deferred:
+                    write()
+        except BaseException:
+            self.deferred[:0] = deferred  # tried again with the next batch (or the run's end)
+            raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from agui_app.errors import not_found
-from agui_app.models import Run, RunStatus, Thread
+from agui_app.models import Run, RunStatus, SubagentRun, Thread
 
 
 def runs_for_thread(thread: Thread) -> QuerySet[Run]:
@@ -30,3 +30,8 @@ def active_run(thread: Thread) -> Run | None:
 
 def run_status(run_pk: int) -> str | None:
     return Run.objects.filter(pk=run_pk).values_list("status", flat=True).first()
+
+
+def subagent_runs_of(run: Run) -> QuerySet[SubagentRun]:
+    """The run's sub-agent invocations, in the order they started (§19)."""
+    return SubagentRun.objects.filter(run=run).order_by("started_at", "id")

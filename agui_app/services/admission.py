@@ -32,6 +32,7 @@ from agui_app.services.interrupts import check_resume, expiry_decisions
 from agui_app.services.multitask import ThreadBusy, run_options
 from agui_app.services.recovery import is_stale, run_recover
 from agui_app.services.state import state_replace
+from agui_app.services.subagents import HandedOff, handoff_chain, suspended_subagents
 from agui_app.services.tenancy import tenant_limits
 from agui_app.services.usage import quota_check, usage_count_run
 from agui_app.services.webhooks import run_webhook_url
@@ -81,6 +82,7 @@ def run_admit(
         Forbidden: the input would write state and the principal lacks ``state:write``.
         TooManyRequests: ``too_many_active_runs``, ``quota_exceeded`` (nothing written).
         ThreadBusy: a run is active (and the input does not enqueue).
+        HandedOff: the thread was handed off from ``agent`` to another (§19); nothing written.
         Conflict: ``thread_agent_mismatch``, ``run_exists``,
             ``state_version_stale`` (``forwardedProps.stateVersion`` is not current).
         Unprocessable: a bad ``forwardedProps.multitask`` / ``onDisconnect``.
@@ -99,6 +101,9 @@ def run_admit(
             if principal.is_end_user and thread.user != principal.user:
                 raise not_found("Thread")  # another user's: exactly like another tenant's
             if thread.agent_id != agent.pk:
+                if agent.slug in handoff_chain(thread):  # handed off since (§19): its agent serves it
+                    current = Agent.objects.filter(pk=thread.agent_id).values_list("slug", flat=True).first()
+                    raise HandedOff(current or "")
                 raise Conflict(
                     f"Thread {thread.thread_id!r} belongs to another agent.", code="thread_agent_mismatch"
                 )
@@ -291,6 +296,12 @@ def check_open_interrupts(
     if not open_ids:
         return []
     entries = list(getattr(run_input, "resume", None) or [])
+    answered = {entry.interrupt_id for entry in entries}
+    if open_ids - answered:  # a deferred ``delegate`` call is answered by its suspended child's (§19)
+        for child in suspended_subagents(thread.pk):
+            delegate = f"int-{child.parent_tool_call_id}"
+            if delegate in open_ids:
+                open_ids = (open_ids - {delegate}) | set(child.interrupt_ids)
     # Expiry and response schemas (§22); an expired interrupt left unanswered is denied.
     if denials := check_resume(thread, entries, open_ids):
         run_input.resume = [*entries, *denials]

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import orjson
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from agui_app.events.closing import TRACKED_TYPES, closing_events
+from agui_app.events.closing import SUBAGENT_INTERRUPTED, TRACKED_TYPES, closing_events
 from agui_app.events.held import HELD
 from agui_app.events.log import append_events
 from agui_app.events.shape import PendingEvent, run_error, run_started
 from agui_app.models import Event, Run, RunStatus
 from agui_app.process import Owner, is_this_process
 from agui_app.services.conversations import conversation_keep_user_messages, unanswered_note
+from agui_app.services.subagents import subagents_interrupted
 from agui_app.services.usage import Usage, usage_add_to_month
 from agui_app.services.webhooks import run_ended
 
@@ -46,7 +48,20 @@ def run_recover(run: Run) -> None:
         locked = Run.objects.select_for_update().select_related("thread__tenant").get(pk=run.pk)
         if locked.status != RunStatus.RUNNING:
             return
-        append_events(locked.thread_id, ending_events(locked), run_pk=locked.pk, run_id=locked.run_id)
+        ends = ending_events(locked)
+        append_events(locked.thread_id, ends, run_pk=locked.pk, run_id=locked.run_id)
+        interrupted = {orjson.loads(e.data)["subagentRunId"] for e in ends if e.type == "SUBAGENT_ERROR"}
+        if interrupted:  # the sub-agent invocations it left open (§19): recorded as interrupted
+            opened = [
+                event
+                for data in Event.objects.filter(run=locked, type="SUBAGENT_STARTED").values_list(
+                    "data", flat=True
+                )
+                if (event := orjson.loads(data))["subagentRunId"] in interrupted
+            ]
+            subagents_interrupted(
+                run_pk=locked.pk, thread_pk=locked.thread_id, opened=opened, message=SUBAGENT_INTERRUPTED
+            )
         HELD.hold(locked.thread_id, locked.run_id, None)  # its streams end as logged
         locked.status = RunStatus.INTERRUPTED
         locked.error = {"code": "run_interrupted", "message": INTERRUPTED_MESSAGE}

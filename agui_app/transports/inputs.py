@@ -102,9 +102,13 @@ def run_input_from_json(body: bytes, *, field_prefix: str = "") -> RunAgentInput
             details={"fields": fields},
         ) from exc
     # The protocol makes these optional; downstream code (pydantic-ai's adapter too) reads them as
-    # lists and an object, so an omitted one is its empty value from here on.
+    # lists and an object, so an omitted one is its empty value from here on. A message with a
+    # ``subagentRunId`` is a sub-agent's, which the client holds from the stream of an earlier run and
+    # sends back with its history: the server stored it with its invocation (§19), it is no part of
+    # the thread's own conversation, and never new input.
     run_input = run_input.model_copy(
         update={
+            "messages": [m for m in run_input.messages if getattr(m, "subagent_run_id", None) is None],
             "tools": run_input.tools or [],
             "context": run_input.context or [],
             "forwarded_props": {} if run_input.forwarded_props is None else run_input.forwarded_props,

@@ -3,9 +3,19 @@ revisions (camelCase), shared by the REST views, the SSE endpoints and the WebSo
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from agui_app.models import LoadedCapability, Run, Schedule, ScheduleFiring, StateRevision, StoredFile, Thread
+from agui_app.models import (
+    LoadedCapability,
+    Run,
+    Schedule,
+    ScheduleFiring,
+    StateRevision,
+    StoredFile,
+    SubagentRun,
+    Thread,
+)
 
 
 def iso(value: Any) -> str | None:
@@ -35,6 +45,7 @@ def thread_detail(
         "status": "running" if active is not None else "idle",
         "activeRunId": active.run_id if active is not None else None,
         "loadedCapabilities": [loaded_capability(item, available) for item in loaded],
+        "handoffs": thread.handoffs or [],  # each change of its agent (§19), oldest first
     }
 
 
@@ -71,6 +82,41 @@ def run_summary(run: Run) -> dict[str, Any]:
     if run.cancel_requested:
         body["cancelRequested"] = True
     return body
+
+
+def subagent_body(item: SubagentRun) -> dict[str, Any]:
+    """One sub-agent invocation of a run (§19), as ``GET …/runs/{run}`` lists it."""
+    body: dict[str, Any] = {
+        "subagentRunId": item.subagent_run_id,
+        "agent": item.agent,
+        "depth": item.depth,
+        "task": item.task,
+        "status": item.status,
+        "result": item.result,
+        "usage": {
+            "requests": item.requests,
+            "inputTokens": item.input_tokens,
+            "outputTokens": item.output_tokens,
+        },
+        "loadedCapabilities": item.loaded_capabilities,
+        "messages": item.messages,
+        "startedAt": iso(item.started_at),
+        "finishedAt": iso(item.finished_at),
+    }
+    if item.parent_subagent_run_id:
+        body["parentSubagentRunId"] = item.parent_subagent_run_id
+    if item.parent_tool_call_id:
+        body["parentToolCallId"] = item.parent_tool_call_id
+    if item.error is not None:
+        body["error"] = item.error
+    if item.interrupt_ids:
+        body["interruptIds"] = item.interrupt_ids
+    return body
+
+
+def run_detail(run: Run, subagents: Iterable[SubagentRun]) -> dict[str, Any]:
+    """A run's summary and its sub-agent invocations, oldest first."""
+    return {**run_summary(run), "subagents": [subagent_body(item) for item in subagents]}
 
 
 def revision(item: StateRevision) -> dict[str, Any]:

@@ -82,6 +82,7 @@ class AgentAdmin(TenantScopedAdmin):
             ("Run control", {"fields": ["on_disconnect", "webhook_url", "approval_ttl_seconds"]}),
             ("Long-term memory", {"fields": ["memory"]}),
             ("Feedback", {"fields": ["feedback"]}),
+            ("Sub-agents and handoffs", {"fields": ["subagents", "handoffs"]}),
         ]
         if obj is not None:
             fieldsets.insert(1, ("Skills left out of runs", {"fields": ["skipped_skills"]}))

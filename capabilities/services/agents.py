@@ -29,6 +29,7 @@ from capabilities.declarations import (
 from capabilities.memory import check_memory
 from capabilities.models import AGENT_WRITABLE_FIELDS, Agent, AgentSkill, AgentVersion, OnDisconnect, Skill
 from capabilities.models_catalog import check_fallback_models, check_model_id
+from capabilities.multi_agent import check_targets
 from capabilities.outbound import OutboundRefused, validate_outbound_url
 from capabilities.schemas import SchemaInvalid, check_output_schema, check_state_schema
 from capabilities.services.agent_versions import agent_record_version, restorable_fields
@@ -57,7 +58,11 @@ class AgentInUse(ValueError):
 
 
 def check_fields(
-    fields: Mapping[str, Any], *, current: Agent | None = None, tenant_id: int | None = None
+    fields: Mapping[str, Any],
+    *,
+    current: Agent | None = None,
+    tenant_id: int | None = None,
+    slug: str | None = None,
 ) -> dict[str, Any]:
     """``fields`` normalized, checked together with the agent's other stored values. ``tenant_id``
     (default: ``current``'s) decides which model credentials the model ids may name.
@@ -91,6 +96,19 @@ def check_fields(
             clean["feedback"] = check_feedback_option(fields["feedback"])
         except ValueError as exc:
             errors["feedback"] = [str(exc)]
+    tenant = tenant_id if tenant_id is not None else (current.tenant_id if current else None)
+    for name in ("subagents", "handoffs"):
+        if name in fields:
+            try:
+                existing = (
+                    set(Agent.objects.filter(tenant_id=tenant).values_list("slug", flat=True))
+                    | {slug or (current.slug if current else "")}  # itself: a cycle the depth bounds
+                    if tenant is not None
+                    else None
+                )
+                clean[name] = check_targets(fields[name], existing=existing)
+            except ValueError as exc:
+                errors[name] = [str(exc)]
     if "max_iterations" in fields and not 1 <= int(fields["max_iterations"]) <= MAX_ITERATIONS:
         errors["max_iterations"] = [f"must be between 1 and {MAX_ITERATIONS}"]
     if (
@@ -125,7 +143,16 @@ def check_fields(
             clean["declared_capabilities"] = (
                 validate_declared(
                     declared,
-                    RuntimeFacts.of(model=model, output_schema=schema, file_types=tenant_file_types(tenant)),
+                    RuntimeFacts.of(
+                        model=model,
+                        output_schema=schema,
+                        file_types=tenant_file_types(tenant),
+                        subagents=tuple(
+                            (slug, "")
+                            for slug in clean.get("subagents", current.subagents if current else [])
+                        ),
+                        handoffs=bool(clean.get("handoffs", current.handoffs if current else [])),
+                    ),
                 )
                 if declared
                 else {}
@@ -184,7 +211,7 @@ def agent_create(
     Raises:
         AgentRejected: a field breaks a rule, or the tenant already has the slug.
     """
-    clean = check_fields(fields, tenant_id=tenant_id)
+    clean = check_fields(fields, tenant_id=tenant_id, slug=slug)
     if not SLUG.fullmatch(slug):
         raise AgentRejected({"slug": ["must be 1-64 letters, digits, '-' or '_'"]})
     if Agent.objects.filter(tenant_id=tenant_id, slug=slug).exists():

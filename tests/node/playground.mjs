@@ -124,6 +124,31 @@ const scenarios = {
     const users = await page.$$eval(".msg.user .bubble", (bubbles) => bubbles.map((b) => b.textContent));
     return { chip, users, answers: await answer(page), chipHidden: await page.isHidden("#attached"), threadId: await threadId(page) };
   },
+  /** A delegation (the Python test gave `assistant` the sub-agent `helper`): a nested section. */
+  async subagents(page) {
+    await signIn(page, hub);
+    const child = script({ call: "load_capability", args: { id: "weather" } }, { call: "get_forecast", args: { city: "Oslo" } }, { say: "Oslo is sunny." });
+    await send(page, script({ call: "delegate", args: { agent: "helper", task: child } }, { say: "The helper checked." }));
+    await runEnds(page);
+    await page.waitForSelector('#messages li.subagent[data-status="success"]', { timeout: TIMEOUT });
+    const section = await page.$eval("#messages li.subagent", (node) => ({
+      agent: node.dataset.agent,
+      open: node.querySelector("details").open,
+      status: node.querySelector(".subagent-status").textContent,
+      tools: [...node.querySelectorAll("li.tool")].map((i) => [i.dataset.tool, i.dataset.status]),
+      text: [...node.querySelectorAll(".msg.assistant .bubble")].map((b) => b.textContent),
+      follows: node.previousElementSibling?.dataset.tool ?? null,
+    }));
+    await page.click("#messages li.subagent > details > summary");
+    const reopened = await page.$eval("#messages li.subagent > details", (d) => d.open);
+    await page.screenshot({ path: `${ARTIFACTS}/playground-subagent.png` });
+    return {
+      section, reopened,
+      topTools: await page.$$eval("#messages > li.tool", (items) => items.map((i) => i.dataset.tool)),
+      answer: await answer(page),
+    };
+  },
+
   async weather(page) {
     await page.goto(hub);
     const beforeSignIn = await page.textContent("#conn-text");

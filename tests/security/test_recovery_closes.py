@@ -46,6 +46,17 @@ REASONING_OPEN = [
     raw("REASONING_MESSAGE_CONTENT", messageId="r1", delta="thinking"),
 ]
 STEP_AND_TEXT_OPEN = [raw("STEP_STARTED", stepName="call_model"), *TEXT_OPEN]
+SUBAGENT_OPEN = [  # a delegation cut mid-answer (§19)
+    raw("TOOL_CALL_START", toolCallId="d1", toolCallName="delegate"),
+    raw("TOOL_CALL_END", toolCallId="d1"),
+    raw("SUBAGENT_STARTED", subagentRunId="s1", name="assistant", parentToolCallId="d1"),
+    raw("TEXT_MESSAGE_START", messageId="m2", role="assistant", subagentRunId="s1"),
+    raw("TEXT_MESSAGE_CONTENT", messageId="m2", delta="half", subagentRunId="s1"),
+]
+SUBAGENT_DONE = [
+    raw("SUBAGENT_STARTED", subagentRunId="s2", name="assistant"),
+    raw("SUBAGENT_FINISHED", subagentRunId="s2"),
+]
 
 VARIANTS = {
     "open text": (TEXT_OPEN, ["TEXT_MESSAGE_END"]),
@@ -54,6 +65,8 @@ VARIANTS = {
     "open reasoning": (REASONING_OPEN, ["REASONING_MESSAGE_END", "REASONING_END"]),
     "step and text open": (STEP_AND_TEXT_OPEN, ["TEXT_MESSAGE_END", "STEP_FINISHED"]),
     "nothing open": (TEXT_DONE, []),
+    "open sub-agent": (SUBAGENT_OPEN, ["TEXT_MESSAGE_END", "SUBAGENT_ERROR"]),
+    "finished sub-agent": (SUBAGENT_DONE, []),
 }
 
 
@@ -209,3 +222,20 @@ def test_a_process_killed_mid_text_leaves_a_log_that_replays_valid(tmp_path, api
     events = replay(api, "t-killed")
     assert [e["type"] for e in events[-2:]] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
     assert_valid(events)
+
+
+def test_recovery_records_the_sub_agent_it_interrupted(api, agent) -> None:
+    from agui_app.models import SubagentRun
+
+    run = dead_run(agent, "t-sub")
+    with transaction.atomic():
+        opening = [run_started(thread_id="t-sub", run_id=run.run_id), state_snapshot({}, version=0)]
+        append_events(run.thread_id, opening + SUBAGENT_OPEN, run_pk=run.pk, run_id=run.run_id)
+    assert runs_recover_stale() == 1
+    events = replay(api, "t-sub")
+    assert next(e for e in events if e["type"] == "TEXT_MESSAGE_END")["subagentRunId"] == "s1"
+    stored = SubagentRun.objects.get(subagent_run_id="s1")
+    assert (stored.status, stored.agent, stored.parent_tool_call_id) == ("interrupted", "assistant", "d1")
+    assert stored.error["code"] == "run_interrupted" and stored.finished_at is not None
+    body = api.get(f"/api/v1/threads/t-sub/runs/{run.run_id}").json()
+    assert [(s["subagentRunId"], s["status"]) for s in body["subagents"]] == [("s1", "interrupted")]

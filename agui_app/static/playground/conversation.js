@@ -65,12 +65,47 @@ export class Conversation {
     this.onAssistant = onAssistant; // (node, messageId): an assistant message was shown
     this.items = new Map(); // id → {kind, node, …}
     this.toolNames = new Map(); // toolCallId → {name, args}
+    // Sub-agent invocations (SUBAGENT_STARTED …): a section each, holding the items its events
+    // (those carrying its subagentRunId) add. Page-only, like notices: a snapshot keeps them in place.
+    this.subagents = new Map(); // subagentRunId → {node, inner, status, details}
+    this.into = null; // the list the event being applied adds its items to (a sub-agent's, or null)
   }
 
   clear() {
     this.items.clear();
     this.toolNames.clear();
     fill(this.list);
+  }
+
+  /** The section of a sub-agent invocation (opened by SUBAGENT_STARTED, nested in its parent's). */
+  subagent(event) {
+    let found = this.subagents.get(event.subagentRunId);
+    if (!found) {
+      const inner = h("ol.subagent-items", {});
+      const status = h("span.chip.subagent-status", { dataset: { tone: "running" } }, "running");
+      const details = h("details", { open: true },
+        h("summary", {}, h("span.subagent-label", {}, "sub-agent"), h("span.subagent-name", {}, event.name ?? "agent"), status),
+        event.description ? h("div.subagent-about", {}, event.description) : null, inner);
+      const node = h("li.subagent", { dataset: { subagentRunId: event.subagentRunId, agent: event.name ?? "" } }, details);
+      found = { node, inner, status, details };
+      this.subagents.set(event.subagentRunId, found);
+      const parent = event.parentSubagentRunId ? this.subagents.get(event.parentSubagentRunId) : null;
+      (parent ? parent.inner : this.list).append(node);
+    }
+    return found;
+  }
+
+  /** A sub-agent's end: its chip, and its section folded once it succeeded. */
+  subagentEnd(event) {
+    const section = this.subagents.get(event.subagentRunId);
+    if (!section) return;
+    const outcome = event.type === "SUBAGENT_ERROR" ? "failed" : (event.outcome?.type ?? "success");
+    const [label, tone] = { success: ["done", "ok"], suspended: ["awaiting approval", "warn"], failed: ["failed", "error"] }[outcome] ?? [outcome, "info"];
+    section.status.textContent = label;
+    section.status.dataset.tone = tone;
+    section.node.dataset.status = outcome;
+    if (event.type === "SUBAGENT_ERROR") section.status.title = `${event.code ?? ""} ${event.message ?? ""}`.trim();
+    if (outcome === "success") section.details.open = false;
   }
 
   scroll() {
@@ -82,7 +117,7 @@ export class Conversation {
     if (!found) {
       found = make();
       this.items.set(id, found);
-      this.list.append(found.node);
+      (this.into ?? this.list).append(found.node);
     }
     return found;
   }
@@ -162,7 +197,19 @@ export class Conversation {
 
   /** Apply one AG-UI event; returns nothing (run status and state are handled by the caller). */
   apply(event) {
+    this.into = event.subagentRunId ? (this.subagents.get(event.subagentRunId)?.inner ?? null) : null;
+    try {
+      this.applyIn(event);
+    } finally {
+      this.into = null;
+    }
+  }
+
+  applyIn(event) {
     switch (event.type) {
+      case "SUBAGENT_STARTED": this.into = null; this.subagent(event); break;
+      case "SUBAGENT_FINISHED":
+      case "SUBAGENT_ERROR": this.subagentEnd(event); break;
       case "TEXT_MESSAGE_START": this.text(event.messageId); break;
       case "TEXT_MESSAGE_CONTENT":
       case "TEXT_MESSAGE_CHUNK": {

@@ -38,6 +38,47 @@ class RunBody(serializers.Serializer):
     cancelRequested = serializers.BooleanField(required=False)
 
 
+class SubagentRunBody(serializers.Serializer):
+    """One sub-agent invocation of a run (docs/concepts/subagents.md)."""
+
+    subagentRunId = serializers.CharField()
+    agent = serializers.CharField(help_text="the sub-agent's slug")
+    depth = serializers.IntegerField(help_text="1: delegated by the run's agent; 2: by a sub-agent; …")
+    task = serializers.CharField(allow_blank=True)
+    status = serializers.CharField(
+        help_text="running, succeeded, suspended, failed, cancelled or interrupted"
+    )
+    result = serializers.JSONField(allow_null=True, help_text="its final answer")
+    usage = RunUsageBody()
+    loadedCapabilities = serializers.ListField(child=serializers.CharField())
+    messages = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="the AG-UI messages of its events, each with its subagentRunId",
+    )
+    startedAt = serializers.DateTimeField()
+    finishedAt = serializers.DateTimeField(allow_null=True)
+    parentSubagentRunId = serializers.CharField(required=False)
+    parentToolCallId = serializers.CharField(required=False)
+    error = RunErrorInfo(required=False)
+    interruptIds = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class RunDetailBody(RunBody):
+    subagents = SubagentRunBody(many=True, help_text="its sub-agent invocations, oldest first")
+
+
+class HandoffBody(serializers.Serializer):
+    to = serializers.CharField()
+    note = serializers.CharField(allow_blank=True)
+    runId = serializers.CharField()
+    toolCallId = serializers.CharField(required=False)
+    at = serializers.DateTimeField()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        return {"from": serializers.CharField(), **fields}  # "from" is a keyword
+
+
 class ThreadSummaryBody(serializers.Serializer):
     threadId = serializers.CharField()
     agent = serializers.CharField()
@@ -63,6 +104,7 @@ class ThreadDetailBody(ThreadSummaryBody):
     status = serializers.ChoiceField(choices=["running", "idle"])
     activeRunId = serializers.CharField(allow_null=True)
     loadedCapabilities = LoadedCapabilityBody(many=True)
+    handoffs = HandoffBody(many=True, help_text="each handoff that changed its agent, oldest first")
 
 
 @extend_schema_field(component_ref("AguiMessage"))

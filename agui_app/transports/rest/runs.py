@@ -7,9 +7,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agui_app.access import Scope
-from agui_app.selectors.runs import run_or_404, runs_for_thread
+from agui_app.selectors.runs import run_or_404, runs_for_thread, subagent_runs_of
 from agui_app.services.runs import run_request_cancel
-from agui_app.transports.outputs import run_summary
+from agui_app.transports.outputs import run_detail, run_summary
 from agui_app.transports.rest import bodies as doc
 from agui_app.transports.rest.base import PAGE, ErrorSerializer, TenantAPIView, page_of
 
@@ -25,9 +25,10 @@ class ThreadRunsView(TenantAPIView):
 
 
 class ThreadRunDetailView(TenantAPIView):
-    @extend_schema(operation_id="runs_retrieve", tags=TAGS, responses={200: doc.RunBody})
+    @extend_schema(operation_id="runs_retrieve", tags=TAGS, responses={200: doc.RunDetailBody})
     def get(self, request: Request, thread_id: str, run_id: str) -> Response:
-        return Response(run_summary(run_or_404(self.thread(request, thread_id), run_id)))
+        run = run_or_404(self.thread(request, thread_id), run_id)
+        return Response(run_detail(run, subagent_runs_of(run)))
 
 
 class ThreadRunCancelView(TenantAPIView):

@@ -187,7 +187,7 @@ def test_with_an_output_schema_structured_output_may_be_declared(admin_client: C
 @pytest.mark.parametrize(
     ("declared", "fragment"),
     [
-        ({"multiAgent": {"handoffs": True}}, "multiAgent.handoffs: this runtime runs one agent per run"),
+        ({"multiAgent": {"handoffs": True}}, "multiAgent.handoffs: the agent has no handoff targets"),
         ({"reasoning": {"streaming": True}}, "reasoning.streaming: model 'demo' does not report reasoning"),
     ],
 )

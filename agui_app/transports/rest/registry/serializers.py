@@ -132,6 +132,18 @@ class AgentSerializer(serializers.Serializer):
         help_text='{"useInInstructions": true}: runs see the thread\'s recent ratings with comments in their '
         "instructions; null: they do not.",
     )
+    subagents = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        max_length=20,
+        help_text="Slugs of the tenant's agents it may delegate a task to (the `delegate` tool; §19).",
+    )
+    handoffs = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        max_length=20,
+        help_text="Slugs of the tenant's agents it may hand the conversation over to (the `handoff` tool).",
+    )
     url = serializers.SerializerMethodField()
     version = serializers.IntegerField(
         read_only=True, help_text="Its current version (GET …/versions); runs record the one they ran."

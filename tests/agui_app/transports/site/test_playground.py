@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -328,3 +329,25 @@ def test_a_thumbs_down_with_a_comment_and_an_intervention_from_the_page(
     events = api_get(server, owner_key, f"/threads/{seen['threadId']}/events")["items"]
     told = [e["event"]["value"] for e in events if e["event"].get("name") == "agui.intervention"]
     assert [(t["kind"], t["phase"]) for t in told] == [("message", "sent"), ("message", "delivered")]
+
+
+def test_a_delegation_shows_as_a_nested_collapsible_section_with_its_own_tool_calls(
+    ready: tuple[ServerProcess, Any, str],
+) -> None:
+    from capabilities.models import Agent
+    from tests.conftest import make_agent
+
+    assistant = Agent.objects.get(slug="assistant")
+    make_agent(assistant.tenant, "helper", skills=("weather",), description="Looks up forecasts.")
+    Agent.objects.filter(pk=assistant.pk).update(subagents=["helper"])  # the warm cache expires in 1 s
+    time.sleep(1.2)
+    seen = drive("subagents", *ready)
+
+    section = seen["section"]
+    assert section["agent"] == "helper" and section["status"] == "done"
+    assert section["open"] is False and seen["reopened"] is True  # folded once done; opens on a click
+    assert [tool for tool, _ in section["tools"]] == ["load_capability", "get_forecast"]
+    assert any("Oslo" in text for text in section["text"])
+    assert section["follows"] == "delegate"  # right after the delegate call it belongs to
+    assert seen["topTools"] == ["delegate"]  # the child's calls are inside its section only
+    assert "The helper checked." in seen["answer"]

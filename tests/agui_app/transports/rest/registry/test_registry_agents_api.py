@@ -134,7 +134,11 @@ def test_a_skill_exposing_a_tool_another_skill_has_is_refused_naming_both(api: A
             "only in text/plain",
         ),
         ({"multiAgent": {"delegation": True}}, "multiAgent.delegation", "cannot delegate"),
-        ({"multiAgent": {"subagents": [{"name": "x"}]}}, "multiAgent.subagents", "one agent per run"),
+        (
+            {"multiAgent": {"subagents": [{"name": "x"}]}},
+            "multiAgent.subagents",
+            "the server lists the sub-agents",
+        ),
         ({"reasoning": {"supported": True}}, "reasoning.supported", "model 'demo' does not report reasoning"),
     ],
 )
