@@ -51,6 +51,11 @@ class MultiAgentRun:
     suspended: dict[str, list[Interrupt]]  # delegate call id → its child's interrupts
     resuming: dict[str, tuple[SubagentRun, list[ResumeEntry]]]  # delegate call id → the child to continue
 
+    def __init__(self) -> None:
+        self.handed_to = None  # the agent its handoff tool handed the thread to
+        self.suspended = {}
+        self.resuming = {}
+
     async def take_over(self, slug: str) -> None:
         """The handoff's target becomes the run's agent for the rest of it (its plan, its tools)."""
         warm = await tenant_agent(self.tenant.pk, slug)

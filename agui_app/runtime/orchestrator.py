@@ -20,12 +20,9 @@ from typing import Any
 from ag_ui.core import (
     BaseEvent,
     EventType,
-    Interrupt,
-    ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
-    RunFinishedInterruptOutcome,
     RunStartedEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
@@ -47,7 +44,7 @@ from agui_app.events.shape import (
     run_started,
     tool_call_decision,
 )
-from agui_app.models import RunStatus, SubagentRun, Tenant
+from agui_app.models import RunStatus, Tenant
 from agui_app.run_conversation import RunConversation
 from agui_app.runtime.adapter import (
     FILE_URL_SCHEMES,
@@ -63,11 +60,11 @@ from agui_app.runtime.memory import run_memory  # memory (§20)
 from agui_app.runtime.multi_agent_run import MultiAgentRun
 from agui_app.runtime.state_sync import RunStateGateway, StateSync
 from agui_app.runtime.supervisor import RunHandle
+from agui_app.runtime.terminal import with_interrupt_contract, with_usage
 from agui_app.runtime.usage import UsageMeter
 from agui_app.runtime.writer import RunEventWriter
 from agui_app.services.admission import Admission
 from agui_app.services.completion import Completed, RunEnd, run_complete
-from agui_app.services.interrupts import approval_ttl_seconds, with_contract
 from agui_app.services.messages import StreamIds
 from agui_app.services.private_state import private_keys
 from capabilities.assembly import RunAgentPlan
@@ -146,9 +143,7 @@ class RunExecution(MultiAgentRun):
         self.first_event_seen = False
         self.queued_behind = False  # its end found runs queued on the thread
         self.tool_names: dict[str, str] = {}  # tool call id → tool name (the interrupts' metadata)
-        self.handed_to: str | None = None  # the agent its handoff tool handed the thread to (§19)
-        self.suspended: dict[str, list[Interrupt]] = {}  # delegate call id → its child's interrupts
-        self.resuming: dict[str, tuple[SubagentRun, list[ResumeEntry]]] = {}  # delegate call id → child
+        super().__init__()  # sub-agents and handoffs (§19)
 
     async def on_cancelled(self, cancelled: RunCancelled) -> None:
         self.partial = cancelled.new_messages()
@@ -161,20 +156,11 @@ class RunExecution(MultiAgentRun):
             # order — the order the stored history keeps them in — so a client holds the messages
             # in the order ``GET /messages`` and ``MESSAGES_SNAPSHOT`` give them.
             with PydanticAgent.parallel_tool_call_execution_mode("parallel_ordered_events"):
-                async for event in await self.events():
-                    if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
-                        terminal = event
-                        continue
-                    await self.log(event)
+                terminal = await self.stream_part()
                 if self.handed_to is not None and isinstance(terminal, RunFinishedEvent):
                     # A handoff (§19) ended the agent's part: the target answers the rest of the run.
                     await self.take_over(self.handed_to)
-                    terminal = None
-                    async for event in await self.events(continuing=True):
-                        if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
-                            terminal = event
-                            continue
-                        await self.log(event)
+                    terminal = await self.stream_part(continuing=True)
         except asyncio.CancelledError:
             terminal = RunErrorEvent(message="The server stopped during the run.", code="run_interrupted")
             await self.close(terminal, interrupted=True)
@@ -185,6 +171,16 @@ class RunExecution(MultiAgentRun):
         if terminal is None:
             terminal = RunErrorEvent(message="The run ended without a result.", code="internal_error")
         await self.close(self.with_child_interrupts(terminal))
+
+    async def stream_part(self, *, continuing: bool = False) -> BaseEvent | None:
+        """Log the adapter's events of one agent's part of the run; its terminal event is returned."""
+        terminal = None
+        async for event in await self.events(continuing=continuing):
+            if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
+                terminal = event
+            else:
+                await self.log(event)
+        return terminal
 
     async def events(self, *, continuing: bool = False) -> Any:
         """The adapter's event stream. ``continuing``: the handoff target's part of the run, on the
@@ -280,7 +276,13 @@ class RunExecution(MultiAgentRun):
 
     async def close(self, terminal: BaseEvent, *, interrupted: bool = False) -> None:
         """Log the last events and the terminal one, and record the run's end, in one transaction."""
-        terminal = self.with_interrupt_contract(terminal)
+        terminal = with_interrupt_contract(
+            terminal,
+            self.agent,
+            run_id=self.run.run_id,
+            tool_names=self.tool_names,
+            tool_ttls=self.plan.approval_ttls,
+        )
         status, outcome, error = self.ending(terminal, interrupted)
         await self.restore_predictions()
         end = RunEnd(
@@ -319,7 +321,7 @@ class RunExecution(MultiAgentRun):
                     thread_id=self.thread.thread_id, run_id=self.run.run_id, protocol_1_0=protocol_1_0
                 )
             )
-        last.append(encode(self.with_usage(terminal)))
+        last.append(encode(with_usage(terminal, self.meter, self.run.protocol_version)))
         try:
             return await self.writer.close(
                 lambda batch: run_complete(
@@ -335,33 +337,6 @@ class RunExecution(MultiAgentRun):
         except Exception:
             logger.exception("could not close run %s; the stale-run sweep will", self.run.run_id)
             return None
-
-    def with_interrupt_contract(self, terminal: BaseEvent) -> BaseEvent:
-        """A ``RUN_FINISHED`` on approvals with each interrupt's ``expiresAt`` and ``metadata``
-        (``services.interrupts``): the run's stored outcome keeps them too."""
-        if not isinstance(terminal, RunFinishedEvent) or not isinstance(
-            terminal.outcome, RunFinishedInterruptOutcome
-        ):
-            return terminal
-        interrupts = with_contract(
-            terminal.outcome.interrupts,
-            ttl=approval_ttl_seconds(self.agent.approval_ttl_seconds),
-            run_id=self.run.run_id,
-            tool_names=self.tool_names,
-            tool_ttls=self.plan.approval_ttls,
-        )
-        outcome = terminal.outcome.model_copy(update={"interrupts": interrupts})
-        return terminal.model_copy(update={"outcome": outcome})
-
-    def with_usage(self, terminal: BaseEvent) -> BaseEvent:
-        """The terminal event with the run's ``usage`` (AG-UI 1.0 ``TokenUsage`` per provider and
-        model, from the meter in memory), for a 1.0 client, when the run made a model request."""
-        usage = self.meter.token_usage()
-        if not usage or not declares_1_0(self.run.protocol_version):
-            return terminal
-        if not isinstance(terminal, RunFinishedEvent | RunErrorEvent):
-            return terminal
-        return terminal.model_copy(update={"usage": usage})
 
     async def report(self, status: RunStatus, error: dict[str, Any] | None) -> None:
         """The run's end line and counters (after its end is committed)."""
