@@ -25,7 +25,7 @@ from typing import Any
 
 from bench.client import StreamResult, http_request, median, percentile, rounded, run_body, stream, words
 from bench.pipeline import FINISHED, BenchError, check_run, new_thread_id, run_request
-from bench.servers import API_KEY, STATS_SETTLE_S, BenchDatabase, Server, log, xact_commits
+from bench.servers import API_KEY, BenchDatabase, Server, commits_during, log
 
 PEER_APP = "bench.peer_app:app"
 PEER_NAME = "pydantic-ai AGUIAdapter.dispatch_request (Starlette)"
@@ -135,26 +135,7 @@ async def commits_per_tiny_run(server: Server, db: BenchDatabase, *, runs: int) 
     idle server's own (heartbeats, sweeps) over as long, measured just before."""
     if db.backend != "postgresql":
         return None
-
-    async def settled() -> tuple[int, float]:
-        await asyncio.sleep(STATS_SETTLE_S)
-        commits = xact_commits(db)
-        assert commits is not None
-        return commits, time.perf_counter()
-
-    idle_start, idle_at = await settled()
-    before, before_at = await settled()
-    for _ in range(runs):
-        await _one("hub", server, "hi")
-    after, after_at = await settled()
-    idle_rate = (before - idle_start) / (before_at - idle_at)
-    background = idle_rate * (after_at - before_at)
-    return {
-        "runs": runs,
-        "commits": after - before,
-        "background_estimate": rounded(background, 1),
-        "per_run": rounded(max(0.0, (after - before - background) / runs), 2),
-    }
+    return await commits_during(db, runs, lambda: _one("hub", server, "hi"))
 
 
 async def _burst(kind: str, server: Server, runs: int) -> dict[str, Any]:

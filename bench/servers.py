@@ -14,6 +14,7 @@ Linux ``PR_SET_PDEATHSIG`` they also die if this process is killed outright).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import io
@@ -26,9 +27,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -408,3 +410,29 @@ def xact_commits(db: BenchDatabase) -> int | None:
 
 
 STATS_SETTLE_S = 1.5  # PostgreSQL flushes a backend's statistics at most once a second
+
+
+async def commits_during(
+    db: BenchDatabase, runs: int, one_run: Callable[[], Awaitable[object]]
+) -> dict[str, Any]:
+    """Transactions committed while ``one_run`` is awaited ``runs`` times in a row (PostgreSQL only),
+    less the idle server's own (heartbeats, sweeps) over as long, measured just before."""
+
+    async def settled() -> tuple[int, float]:
+        await asyncio.sleep(STATS_SETTLE_S)
+        commits = xact_commits(db)
+        assert commits is not None
+        return commits, time.perf_counter()
+
+    idle_start, idle_at = await settled()
+    before, before_at = await settled()
+    for _ in range(runs):
+        await one_run()
+    after, after_at = await settled()
+    background = (before - idle_start) / (before_at - idle_at) * (after_at - before_at)
+    return {
+        "runs": runs,
+        "commits": after - before,
+        "background_estimate": round(background, 1),
+        "per_run": round(max(0.0, (after - before - background) / runs), 2),
+    }

@@ -26,22 +26,20 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 import uuid
 from typing import Any
 
 from bench.client import auth_headers, http_request, rounded, stream
 from bench.servers import (
     API_KEY,
-    STATS_SETTLE_S,
     BenchDatabase,
     Server,
     choose_database_url,
+    commits_during,
     fresh_database,
     log,
     prepare,
     start_server,
-    xact_commits,
 )
 
 FINISHED = b'"type":"RUN_FINISHED"'
@@ -97,20 +95,7 @@ async def one(server: Server, content: str) -> float:
 async def commits_per_run(server: Server, db: BenchDatabase, content: str, runs: int) -> float | None:
     if db.backend != "postgresql":
         return None
-
-    async def settled() -> tuple[int, float]:
-        await asyncio.sleep(STATS_SETTLE_S)
-        commits = xact_commits(db)
-        assert commits is not None
-        return commits, time.perf_counter()
-
-    idle_start, idle_at = await settled()
-    before, before_at = await settled()
-    for _ in range(runs):
-        await one(server, content)
-    after, after_at = await settled()
-    background = (before - idle_start) / (before_at - idle_at) * (after_at - before_at)
-    return rounded(max(0.0, (after - before - background) / runs), 2)
+    return float((await commits_during(db, runs, lambda: one(server, content)))["per_run"])
 
 
 async def measure(server: Server, db: BenchDatabase, runs: int) -> dict[str, Any]:
